@@ -1,0 +1,36 @@
+//! Park and unpark threads keyed by an address, validated against the word.
+//!
+//! The contract, shared by every backend:
+//! - [`park`] calls `validate` with the backend's lock held and sleeps only if
+//!   it returns `true`; the sleep ends at the next [`unpark_all`] for `key`,
+//!   at `deadline`, or spuriously. Callers re-check the word in a loop.
+//! - [`unpark_all`] takes the same lock, so an `unpark_all` that follows a
+//!   change of the word either finds the parker queued or makes its `validate`
+//!   see the change: no wakeup is lost.
+//! - `key` is only an identity: waking an address nobody parks on is harmless,
+//!   even after the barrier is gone.
+//!
+//! The real backend is `parking_lot_core` (a global hash table of queues, so a
+//! barrier costs no memory for parking); under `--cfg loom` / `--cfg shuttle`
+//! a `Mutex` + `Condvar` of the model checker stands in for it.
+
+#[cfg(not(any(loom, shuttle)))]
+mod parking_lot;
+#[cfg(not(any(loom, shuttle)))]
+pub(crate) use self::parking_lot::{park, unpark_all};
+
+#[cfg(any(loom, shuttle))]
+mod model;
+#[cfg(any(loom, shuttle))]
+pub(crate) use self::model::{park, unpark_all};
+
+/// How a [`park`] call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Parked {
+    /// `validate` returned false: the word had already changed.
+    Invalid,
+    /// Woken by `unpark_all` (or spuriously).
+    Woken,
+    /// The deadline passed.
+    TimedOut,
+}

@@ -1,0 +1,386 @@
+//! The barrier's whole synchronization state: one `AtomicU64`.
+//!
+//! # Layout
+//!
+//! ```text
+//!  63     62 61  60          41 40          21 20           0
+//! +------+------+--------------+--------------+--------------+
+//! |PARKED| phase|   expected   |   pending    |      tx      |
+//! +------+------+--------------+--------------+--------------+
+//!   1 bit 2 bits    20 bits        20 bits     21 bits, signed
+//! ```
+//!
+//! | field      | range                          | meaning |
+//! |------------|--------------------------------|---------|
+//! | `tx`       | `-MAX_TX ..= MAX_TX`           | outstanding transaction count of the current phase, two's complement |
+//! | `pending`  | `0 ..= MAX`                    | arrivals still owed in the current phase |
+//! | `expected` | `0 ..= MAX`                    | arrivals owed per phase from the next phase on |
+//! | `phase`    | `0 ..= 3`                      | the current phase modulo 4 |
+//! | `PARKED`   | flag                           | some thread may be parked on this word's address |
+//!
+//! A 21-bit two's complement field holds `-2^20 ..= 2^20 - 1`, one value more
+//! than `tx` ever takes. That spare value, [`TX_SPECIAL`], marks the two states
+//! in which `pending` and `tx` mean nothing, and `pending` then holds a code:
+//!
+//! | `tx` field     | `pending` field | state |
+//! |----------------|-----------------|-------|
+//! | not special    | any             | running: arrivals and tx ops apply |
+//! | `TX_SPECIAL`   | `COMPLETING`    | the phase's pending and tx reached 0; its completion function runs |
+//! | `TX_SPECIAL`   | `COMPLETING_POISON` | the same, and `poison()` was called meanwhile |
+//! | `TX_SPECIAL`   | `POISONED_BY_CALL`  | poisoned by `poison()`: terminal |
+//! | `TX_SPECIAL`   | `POISONED_BY_COMPLETION` | poisoned by a panicking completion: terminal |
+//!
+//! Invariants: `pending <= expected` while running (an arrival lowers pending, a
+//! drop lowers both, a new phase sets pending = expected); a running word never
+//! has `pending == 0 && tx == 0` except when *retired* (`expected == 0` after
+//! the last phase completed), because the operation that reaches that point
+//! starts the next phase or the completing state in the same RMW. The phase in
+//! a completing or poisoned word is the phase that completed (or failed to).
+//!
+//! # Memory ordering
+//!
+//! The word is only ever changed by read-modify-write operations (never a plain
+//! store after construction), so every change continues the release sequence
+//! of every earlier change. That gives the whole ordering story:
+//!
+//! 1. An arrival (or `expect_tx` / `complete_tx`) is a `Release` RMW: the
+//!    thread's earlier writes travel with it.
+//! 2. The operation that completes the phase is an `AcqRel` RMW. Reading the
+//!    value the previous RMW wrote puts it at the end of the release sequence
+//!    of every earlier arrival of the phase, so the completer sees all their
+//!    writes before it runs the completion function.
+//! 3. The completer starts the next phase with a `Release` RMW (in the same RMW
+//!    as 2 when there is no completion function).
+//! 4. Every wait and `try_wait*` reads the word with `Acquire`. Reading the new
+//!    phase (or anything later in the modification order, which is all RMWs)
+//!    synchronizes with 3, hence with the completion function and, through 2,
+//!    with every arrival of the phase.
+//! 5. Setting `PARKED`, and poisoning, publish nothing: `Relaxed`. The
+//!    park/unpark handshake itself is ordered by the parking lot's bucket lock
+//!    (see [`crate::wait`]).
+
+use crate::sync::{AtomicU64, Ordering};
+use std::fmt;
+
+/// Largest `pending` / `expected` count: `2^20 - 1`, as in the hardware object.
+pub(crate) const MAX: u32 = (1 << 20) - 1;
+/// Largest transaction count magnitude: `2^20 - 1`, as in the hardware object.
+pub(crate) const MAX_TX: u32 = (1 << 20) - 1;
+
+/// `tx`: bits 0..=20, a 21-bit two's complement integer in `-MAX_TX ..= MAX_TX`.
+const TX_SHIFT: u32 = 0;
+const TX_BITS: u32 = 21;
+const TX_MASK: u64 = ((1 << TX_BITS) - 1) << TX_SHIFT;
+/// The one 21-bit value `tx` never takes (`-2^20`): marks completing/poisoned.
+const TX_SPECIAL: u64 = 1 << (TX_BITS - 1);
+
+/// `pending`: bits 21..=40, `0 ..= MAX`; a state code when `tx == TX_SPECIAL`.
+const PENDING_SHIFT: u32 = TX_SHIFT + TX_BITS;
+const COUNT_BITS: u32 = 20;
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+
+/// `expected`: bits 41..=60, `0 ..= MAX`.
+const EXPECTED_SHIFT: u32 = PENDING_SHIFT + COUNT_BITS;
+
+/// `phase`: bits 61..=62, the phase number modulo 4.
+const PHASE_SHIFT: u32 = EXPECTED_SHIFT + COUNT_BITS;
+const PHASE_BITS: u32 = 2;
+const PHASE_MASK: u64 = ((1 << PHASE_BITS) - 1) << PHASE_SHIFT;
+
+/// `PARKED`: bit 63, set by a thread about to park, cleared (with a wake-up of
+/// every parked thread) by whoever starts the next phase or poisons the barrier.
+const PARKED: u64 = 1 << 63;
+
+/// State codes held in the `pending` field while `tx == TX_SPECIAL`.
+const COMPLETING: u64 = 0; // completion function running
+const COMPLETING_POISON: u64 = 1; // ... and poison() arrived meanwhile
+const POISONED_BY_CALL: u64 = 2; // terminal
+const POISONED_BY_COMPLETION: u64 = 3; // terminal
+
+static_assertions::const_assert_eq!(PHASE_SHIFT + PHASE_BITS, 63);
+static_assertions::const_assert!(MAX as u64 <= COUNT_MASK);
+static_assertions::const_assert!((MAX_TX as u64) < TX_SPECIAL);
+static_assertions::const_assert_eq!(
+    TX_MASK | (COUNT_MASK << PENDING_SHIFT) | (COUNT_MASK << EXPECTED_SHIFT) | PHASE_MASK | PARKED,
+    u64::MAX
+);
+
+/// Why a barrier is poisoned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Poison {
+    /// `poison()` was called.
+    Call,
+    /// The completion function of the (stored) phase panicked.
+    Completion,
+}
+
+/// A decoded copy of the word. Getters are only meaningful in the states the
+/// module docs give them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Snapshot(u64);
+
+impl Snapshot {
+    /// Phase 0, `pending == expected`, `tx == 0`.
+    pub(crate) const fn initial(expected: u32) -> Snapshot {
+        Snapshot(((expected as u64) << PENDING_SHIFT) | ((expected as u64) << EXPECTED_SHIFT))
+    }
+
+    /// Running word from its fields (`PARKED` kept from `self`).
+    pub(crate) fn with_counts(self, pending: u32, expected: u32, tx: i32) -> Snapshot {
+        debug_assert!(pending <= MAX && expected <= MAX && tx.unsigned_abs() <= MAX_TX);
+        let tx = (tx as u64) & TX_MASK;
+        Snapshot(
+            (self.0 & (PHASE_MASK | PARKED))
+                | tx
+                | ((pending as u64) << PENDING_SHIFT)
+                | ((expected as u64) << EXPECTED_SHIFT),
+        )
+    }
+
+    /// The word that starts the next phase: phase + 1, pending = expected,
+    /// tx = 0, `PARKED` cleared (the caller wakes the parked threads).
+    pub(crate) fn next_phase(self) -> Snapshot {
+        let phase = ((self.0 & PHASE_MASK) + (1 << PHASE_SHIFT)) & PHASE_MASK;
+        let expected = self.expected() as u64;
+        Snapshot(phase | (expected << PENDING_SHIFT) | (expected << EXPECTED_SHIFT))
+    }
+
+    fn special(self, code: u64) -> Snapshot {
+        Snapshot(
+            (self.0 & (PHASE_MASK | PARKED | (COUNT_MASK << EXPECTED_SHIFT)))
+                | TX_SPECIAL
+                | (code << PENDING_SHIFT),
+        )
+    }
+
+    /// The completing word: same phase and expected, `PARKED` kept.
+    pub(crate) fn completing(self) -> Snapshot {
+        self.special(COMPLETING)
+    }
+
+    /// A completing word that must end poisoned instead of starting a phase.
+    pub(crate) fn completing_poisoned(self) -> Snapshot {
+        self.special(COMPLETING_POISON)
+    }
+
+    /// The terminal poisoned word: same phase and expected, `PARKED` cleared.
+    pub(crate) fn poisoned(self, why: Poison) -> Snapshot {
+        let code = match why {
+            Poison::Call => POISONED_BY_CALL,
+            Poison::Completion => POISONED_BY_COMPLETION,
+        };
+        Snapshot(self.special(code).0 & !PARKED)
+    }
+
+    pub(crate) fn with_parked(self) -> Snapshot {
+        Snapshot(self.0 | PARKED)
+    }
+
+    pub(crate) fn parked(self) -> bool {
+        self.0 & PARKED != 0
+    }
+
+    /// The phase number modulo [`PHASES`].
+    pub(crate) fn phase(self) -> u8 {
+        ((self.0 & PHASE_MASK) >> PHASE_SHIFT) as u8
+    }
+
+    /// Parity of the current phase: `false` for even.
+    pub(crate) fn parity(self) -> bool {
+        self.phase() & 1 == 1
+    }
+
+    pub(crate) fn expected(self) -> u32 {
+        ((self.0 >> EXPECTED_SHIFT) & COUNT_MASK) as u32
+    }
+
+    fn is_special(self) -> bool {
+        self.0 & TX_MASK == TX_SPECIAL
+    }
+
+    fn code(self) -> u64 {
+        (self.0 >> PENDING_SHIFT) & COUNT_MASK
+    }
+
+    /// Arrivals still owed (0 while completing or poisoned).
+    pub(crate) fn pending(self) -> u32 {
+        if self.is_special() {
+            0
+        } else {
+            self.code() as u32
+        }
+    }
+
+    /// Outstanding transaction count (0 while completing or poisoned).
+    pub(crate) fn tx(self) -> i32 {
+        if self.is_special() {
+            return 0;
+        }
+        // Sign-extend the 21-bit field.
+        (((self.0 & TX_MASK) << (64 - TX_BITS)) as i64 >> (64 - TX_BITS)) as i32
+    }
+
+    /// The completion function of the current phase is running.
+    pub(crate) fn is_completing(self) -> bool {
+        self.is_special() && matches!(self.code(), COMPLETING | COMPLETING_POISON)
+    }
+
+    /// `poison()` was called while the completion function ran.
+    pub(crate) fn poison_requested(self) -> bool {
+        self.is_special() && self.code() == COMPLETING_POISON
+    }
+
+    pub(crate) fn poison(self) -> Option<Poison> {
+        match (self.is_special(), self.code()) {
+            (true, POISONED_BY_CALL) => Some(Poison::Call),
+            (true, POISONED_BY_COMPLETION) => Some(Poison::Completion),
+            _ => None,
+        }
+    }
+
+    /// Every participant dropped and the last phase completed: the current
+    /// phase can never complete.
+    pub(crate) fn is_retired(self) -> bool {
+        self.0 & !(PHASE_MASK | PARKED) == 0
+    }
+
+    /// The word as stored, for tests.
+    #[cfg(test)]
+    pub(crate) fn bits(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Barrier")
+            .field("phase_parity", &self.parity())
+            .field("pending", &self.pending())
+            .field("expected", &self.expected())
+            .field("tx", &self.tx())
+            .field("poisoned", &self.poison().is_some())
+            .finish()
+    }
+}
+
+/// The atomic word. Every method is one atomic operation.
+pub(crate) struct State(AtomicU64);
+
+impl State {
+    #[cfg(not(any(loom, shuttle)))]
+    pub(crate) const fn new(initial: Snapshot) -> State {
+        State(AtomicU64::new(initial.0))
+    }
+
+    #[cfg(any(loom, shuttle))]
+    pub(crate) fn new(initial: Snapshot) -> State {
+        State(AtomicU64::new(initial.0))
+    }
+
+    #[inline]
+    pub(crate) fn load(&self, order: Ordering) -> Snapshot {
+        Snapshot(self.0.load(order))
+    }
+
+    /// One compare-and-swap; on failure, the value found.
+    #[inline]
+    pub(crate) fn cas(
+        &self,
+        current: Snapshot,
+        new: Snapshot,
+        success: Ordering,
+    ) -> Result<(), Snapshot> {
+        // Failure is `Relaxed`: the caller only retries from the value found.
+        self.0
+            .compare_exchange_weak(current.0, new.0, success, Ordering::Relaxed)
+            .map(drop)
+            .map_err(Snapshot)
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_round_trip_at_their_limits() {
+        for &(pending, expected, tx) in &[
+            (0, 0, 0),
+            (MAX, MAX, MAX_TX as i32),
+            (0, MAX, -(MAX_TX as i32)),
+            (1, 2, -1),
+            (MAX, MAX, 0),
+        ] {
+            let s = Snapshot::initial(1).with_counts(pending, expected, tx);
+            assert_eq!((s.pending(), s.expected(), s.tx()), (pending, expected, tx));
+            assert!(!s.is_completing() && s.poison().is_none() && !s.parked());
+        }
+    }
+
+    #[test]
+    fn phase_wraps_after_four_phases_and_keeps_expected() {
+        let mut s = Snapshot::initial(MAX).with_parked();
+        for i in 1..=9u8 {
+            s = s.next_phase();
+            assert_eq!(s.phase(), i % 4);
+            assert_eq!(s.parity(), i % 2 == 1);
+            assert_eq!((s.pending(), s.expected(), s.tx()), (MAX, MAX, 0));
+            assert!(!s.parked(), "next_phase clears PARKED");
+        }
+    }
+
+    #[test]
+    fn most_negative_tx_does_not_look_special() {
+        let s = Snapshot::initial(1).with_counts(0, 1, -(MAX_TX as i32));
+        assert!(!s.is_completing() && s.poison().is_none());
+        assert_eq!(s.tx(), -(MAX_TX as i32));
+    }
+
+    #[test]
+    fn special_states_keep_phase_expected_and_parked() {
+        let s = Snapshot::initial(5)
+            .next_phase()
+            .with_counts(0, 3, 0)
+            .with_parked();
+        let c = s.completing();
+        assert!(c.is_completing() && !c.poison_requested() && c.parked());
+        assert_eq!((c.phase(), c.expected(), c.pending(), c.tx()), (1, 3, 0, 0));
+        assert!(c.completing_poisoned().poison_requested());
+        let p = c.poisoned(Poison::Completion);
+        assert_eq!(p.poison(), Some(Poison::Completion));
+        assert!(!p.is_completing() && !p.parked() && !p.is_retired());
+        assert_eq!((p.phase(), p.expected()), (1, 3));
+        assert_eq!(s.poisoned(Poison::Call).poison(), Some(Poison::Call));
+    }
+
+    #[test]
+    fn retired_means_nothing_owed_and_not_special() {
+        assert!(Snapshot::initial(1).with_counts(0, 0, 0).is_retired());
+        assert!(Snapshot::initial(1)
+            .with_counts(0, 0, 0)
+            .with_parked()
+            .is_retired());
+        assert!(!Snapshot::initial(1).with_counts(0, 0, 5).is_retired());
+        assert!(!Snapshot::initial(1)
+            .with_counts(0, 0, 0)
+            .completing()
+            .is_retired());
+        assert_eq!(
+            Snapshot::initial(1)
+                .with_counts(0, 0, 0)
+                .next_phase()
+                .bits()
+                & !PHASE_MASK,
+            0
+        );
+    }
+
+    #[test]
+    fn debug_decodes_the_word() {
+        let s = Snapshot::initial(4).with_counts(3, 4, -7);
+        assert_eq!(
+            format!("{s:?}"),
+            "Barrier { phase_parity: false, pending: 3, expected: 4, tx: -7, poisoned: false }"
+        );
+    }
+}

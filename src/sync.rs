@@ -1,0 +1,83 @@
+//! The std ↔ loom ↔ shuttle switch.
+//!
+//! Nothing else in the crate names `std::sync::atomic`, `UnsafeCell`, spin hints,
+//! `yield_now` or thread-locals: everything goes through this module, so that
+//! `--cfg loom` (model checking, see `loom-tests/`) and `--cfg shuttle`
+//! (randomized schedules) swap every primitive at once.
+//!
+//! The parking backend follows the same switch in [`crate::park`].
+
+#[cfg(not(any(loom, shuttle)))]
+pub(crate) use std::{
+    sync::atomic::{AtomicU64, Ordering},
+    thread_local,
+};
+
+#[cfg(loom)]
+pub(crate) use loom::{
+    cell::UnsafeCell,
+    sync::atomic::{AtomicU64, Ordering},
+    thread_local,
+};
+
+#[cfg(shuttle)]
+pub(crate) use shuttle::{
+    sync::atomic::{AtomicU64, Ordering},
+    thread_local,
+};
+
+/// Whether waits may spin before parking. Under a model checker spinning only
+/// multiplies the schedules to explore, and the park path is the one that can
+/// lose a wakeup, so the models always take it.
+pub(crate) const MAY_SPIN: bool = cfg!(not(any(loom, shuttle)));
+
+/// One iteration of a spin-wait.
+#[inline]
+pub(crate) fn spin_hint() {
+    #[cfg(not(any(loom, shuttle)))]
+    std::hint::spin_loop();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(shuttle)]
+    shuttle::thread::yield_now();
+}
+
+/// `UnsafeCell` with loom's closure-based access, for the std and shuttle builds.
+#[cfg(not(loom))]
+#[derive(Debug)]
+pub(crate) struct UnsafeCell<T: ?Sized>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+impl<T> UnsafeCell<T> {
+    #[inline]
+    pub(crate) const fn new(value: T) -> Self {
+        Self(std::cell::UnsafeCell::new(value))
+    }
+
+    /// Runs `f` with a mutable pointer to the contents (loom's signature).
+    #[inline]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
+/// The clock used by timed waits.
+///
+/// Under loom, real time would make executions non-deterministic, so the model
+/// clock advances by one millisecond per reading instead: a timed wait of `d`
+/// gives up after about `d / 1 ms` checks, and each check is a point where loom
+/// explores a completion racing the timeout.
+#[cfg(not(loom))]
+#[inline]
+pub(crate) fn now() -> std::time::Instant {
+    std::time::Instant::now()
+}
+
+#[cfg(loom)]
+pub(crate) fn now() -> std::time::Instant {
+    use std::sync::{atomic, OnceLock};
+    static BASE: OnceLock<std::time::Instant> = OnceLock::new();
+    static TICKS: atomic::AtomicU64 = atomic::AtomicU64::new(0);
+    let ticks = TICKS.fetch_add(1, atomic::Ordering::Relaxed);
+    *BASE.get_or_init(std::time::Instant::now) + std::time::Duration::from_millis(ticks)
+}
