@@ -1,0 +1,103 @@
+//! Helpers shared by the integration tests: a watchdog that turns a deadlock
+//! into a failure with the barrier's decoded state, and panic-catching
+//! helpers for the misuse tests.
+
+// Each test file compiles this module on its own and uses only part of it.
+#![allow(dead_code)]
+
+use mbarrier::Barrier;
+use std::any::Any;
+use std::io::Write;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+/// Runs `body` on the calling thread; if it has not finished after `secs`
+/// seconds, prints `describe()` (typically the barriers' `Debug`) and exits
+/// the whole test process with status 101, since a deadlocked thread cannot be
+/// unwound. A panic in `body` goes on as usual.
+pub fn watchdog<R>(secs: u64, describe: impl Fn() -> String + Send, body: impl FnOnce() -> R) -> R {
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("<unnamed>")
+        .to_owned();
+    let finished = (Mutex::new(false), Condvar::new());
+
+    /// Tells the monitor the body is over, also when it unwinds.
+    struct Finished<'a>(&'a (Mutex<bool>, Condvar));
+    impl Drop for Finished<'_> {
+        fn drop(&mut self) {
+            *self.0 .0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            self.0 .1.notify_all();
+        }
+    }
+
+    std::thread::scope(|s| {
+        let monitor = &finished;
+        s.spawn(move || {
+            let (lock, cvar) = monitor;
+            let guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+            let (guard, _) = cvar
+                .wait_timeout_while(guard, Duration::from_secs(secs), |done| !*done)
+                .unwrap_or_else(|e| e.into_inner());
+            if !*guard {
+                // Straight to stderr: the test harness's capture would swallow
+                // an `eprintln!` of a process that is about to exit.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "\nWATCHDOG: test `{test}` did not finish within {secs} s (deadlock?)\n  state: {}\n",
+                    describe()
+                );
+                std::process::exit(101);
+            }
+        });
+        let _finished = Finished(&finished);
+        body()
+    })
+}
+
+/// The text of a panic payload (`&str` or `String`), or a placeholder.
+pub fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "<non-string panic payload>".to_owned()
+    }
+}
+
+/// Runs `f`, which must panic, and returns its panic message.
+#[track_caller]
+pub fn panic_of<R>(f: impl FnOnce() -> R) -> String {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(_) => panic!("expected a panic, but the call returned"),
+        Err(payload) => panic_message(&*payload),
+    }
+}
+
+/// `Debug` of a barrier, shorter to write.
+pub fn dbg<F>(barrier: &Barrier<F>) -> String {
+    format!("{barrier:?}")
+}
+
+/// The `Debug` text of a running (not poisoned) barrier with these fields.
+pub fn running(parity: bool, pending: usize, expected: usize, tx: i64) -> String {
+    format!(
+        "Barrier {{ phase_parity: {parity}, pending: {pending}, expected: {expected}, tx: {tx}, poisoned: false }}"
+    )
+}
+
+/// Asserts that `op` panics with a message containing `message`, and that the
+/// barrier's decoded state is the same before and after (misuse leaves the
+/// barrier untouched).
+#[track_caller]
+pub fn assert_misuse<F, R>(barrier: &Barrier<F>, message: &str, op: impl FnOnce() -> R) {
+    let before = dbg(barrier);
+    let got = panic_of(op);
+    assert!(
+        got.contains(message),
+        "panic message {got:?} does not contain {message:?}"
+    );
+    assert_eq!(dbg(barrier), before, "the misuse changed the barrier");
+}
