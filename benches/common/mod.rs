@@ -1,0 +1,285 @@
+//! Shared by every bench in `benches/` and by `examples/bench_table.rs`
+//! (which includes this file with `#[path]`, so the table stays one standalone
+//! binary): the peer barriers, a prototype of `src/wait.rs` with alternative
+//! wait policies, a pool of persistent threads that runs barrier episodes, and
+//! the fuzzy-barrier, wake-latency, pipeline and single-thread workloads.
+//!
+//! CPU time is read from `/proc/thread-self/schedstat` (first field: the
+//! thread's on-CPU time in ns, user + system), by each worker before and after
+//! its loop: no `libc` dependency, and nanosecond resolution where
+//! `/proc/self/stat`'s utime/stime only has clock ticks (10 ms).
+
+// Each bench binary uses a different part of this module.
+#![allow(dead_code)]
+
+pub mod peers;
+pub mod proto;
+pub mod workloads;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A barrier under test: shared state plus one local handle per thread.
+pub trait Kind: Send + Sync + 'static {
+    /// Per-thread state (a sense bit, a cloned handle, ...).
+    type Local: Send + 'static;
+    /// The barrier for `n` threads.
+    fn new(n: usize) -> Self;
+    /// One local handle per thread, made before any thread waits.
+    fn locals(&self, n: usize) -> Vec<Self::Local>;
+    /// One episode: arrive and wait for the others.
+    fn wait(&self, local: &mut Self::Local);
+}
+
+/// `mbarrier::Barrier::arrive_and_wait`.
+pub struct Mb(pub mbarrier::Barrier);
+
+impl Kind for Mb {
+    type Local = ();
+    fn new(n: usize) -> Self {
+        Mb(mbarrier::Barrier::new(n))
+    }
+    fn locals(&self, n: usize) -> Vec<()> {
+        vec![(); n]
+    }
+    #[inline]
+    fn wait(&self, _: &mut ()) {
+        self.0.arrive_and_wait();
+    }
+}
+
+/// `mbarrier::Barrier`, split: `arrive` then `wait(token)`.
+pub struct MbSplit(pub mbarrier::Barrier);
+
+impl Kind for MbSplit {
+    type Local = ();
+    fn new(n: usize) -> Self {
+        MbSplit(mbarrier::Barrier::new(n))
+    }
+    fn locals(&self, n: usize) -> Vec<()> {
+        vec![(); n]
+    }
+    #[inline]
+    fn wait(&self, _: &mut ()) {
+        let token = self.0.arrive();
+        self.0.wait(token);
+    }
+}
+
+/// `std::sync::Barrier::wait`.
+pub struct Std(pub std::sync::Barrier);
+
+impl Kind for Std {
+    type Local = ();
+    fn new(n: usize) -> Self {
+        Std(std::sync::Barrier::new(n))
+    }
+    fn locals(&self, n: usize) -> Vec<()> {
+        vec![(); n]
+    }
+    #[inline]
+    fn wait(&self, _: &mut ()) {
+        self.0.wait();
+    }
+}
+
+/// `hurdles::Barrier` (a centralized sense-reversing barrier that spins,
+/// then `sched_yield`s, and never parks), cloned per thread.
+pub struct Hurdles(hurdles::Barrier);
+
+impl Kind for Hurdles {
+    type Local = hurdles::Barrier;
+    fn new(n: usize) -> Self {
+        Hurdles(hurdles::Barrier::new(n))
+    }
+    fn locals(&self, n: usize) -> Vec<hurdles::Barrier> {
+        (0..n).map(|_| self.0.clone()).collect()
+    }
+    #[inline]
+    fn wait(&self, local: &mut hurdles::Barrier) {
+        local.wait();
+    }
+}
+
+/// Cores available to this process.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// This thread's on-CPU time in ns (`/proc/thread-self/schedstat`), if readable.
+pub fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// The result of one run of a pool.
+#[derive(Clone, Copy, Debug)]
+pub struct Sample {
+    /// Episodes run.
+    pub episodes: u64,
+    /// Wall time of thread 0's loop.
+    pub elapsed: Duration,
+    /// On-CPU time of all threads during their loops, if readable.
+    pub cpu_ns: Option<u64>,
+}
+
+impl Sample {
+    /// Wall ns per episode.
+    pub fn ns(&self) -> f64 {
+        self.elapsed.as_nanos() as f64 / self.episodes.max(1) as f64
+    }
+    /// CPU ns (all threads together) per episode.
+    pub fn cpu(&self) -> Option<f64> {
+        self.cpu_ns.map(|c| c as f64 / self.episodes.max(1) as f64)
+    }
+}
+
+struct Shared {
+    ctl: std::sync::Barrier,
+    exit: AtomicBool,
+    /// Every thread stops once it has completed this many episodes.
+    stop_at: AtomicU64,
+    /// Thread 0 moves `stop_at` once this much time has passed (0: fixed count).
+    budget_ns: AtomicU64,
+    elapsed_ns: AtomicU64,
+    episodes: AtomicU64,
+    cpu_ns: AtomicU64,
+    cpu_ok: AtomicBool,
+}
+
+/// `n` persistent threads running episodes of barrier `K` on command, so
+/// that spawning is never measured.
+pub struct Pool {
+    shared: Arc<Shared>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Pool {
+    /// Spawns `n` threads sharing a fresh `K::new(n)`.
+    pub fn new<K: Kind>(n: usize) -> Pool {
+        let kind = Arc::new(K::new(n));
+        let shared = Arc::new(Shared {
+            ctl: std::sync::Barrier::new(n + 1),
+            exit: AtomicBool::new(false),
+            stop_at: AtomicU64::new(u64::MAX),
+            budget_ns: AtomicU64::new(0),
+            elapsed_ns: AtomicU64::new(0),
+            episodes: AtomicU64::new(0),
+            cpu_ns: AtomicU64::new(0),
+            cpu_ok: AtomicBool::new(true),
+        });
+        let handles = kind
+            .locals(n)
+            .into_iter()
+            .enumerate()
+            .map(|(i, local)| {
+                let (kind, shared) = (kind.clone(), shared.clone());
+                std::thread::spawn(move || worker(i, &*kind, local, &shared))
+            })
+            .collect();
+        Pool { shared, handles }
+    }
+
+    /// Runs exactly `episodes` episodes.
+    pub fn run_episodes(&self, episodes: u64) -> Sample {
+        self.run(episodes.max(1), 0)
+    }
+
+    /// Runs episodes for about `budget` (at least one; a barrier whose
+    /// episodes take longer than the budget runs one or two).
+    pub fn run_for(&self, budget: Duration) -> Sample {
+        self.run(u64::MAX, budget.as_nanos().max(1) as u64)
+    }
+
+    fn run(&self, stop_at: u64, budget_ns: u64) -> Sample {
+        let sh = &*self.shared;
+        sh.stop_at.store(stop_at, Ordering::Relaxed);
+        sh.budget_ns.store(budget_ns, Ordering::Relaxed);
+        sh.cpu_ns.store(0, Ordering::Relaxed);
+        sh.ctl.wait(); // start (the std barrier orders the stores above)
+        sh.ctl.wait(); // end
+        Sample {
+            episodes: sh.episodes.load(Ordering::Relaxed),
+            elapsed: Duration::from_nanos(sh.elapsed_ns.load(Ordering::Relaxed)),
+            cpu_ns: sh
+                .cpu_ok
+                .load(Ordering::Relaxed)
+                .then(|| sh.cpu_ns.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.shared.exit.store(true, Ordering::Relaxed);
+        self.shared.ctl.wait();
+        for h in self.handles.drain(..) {
+            h.join().expect("bench worker panicked");
+        }
+    }
+}
+
+fn worker<K: Kind>(i: usize, kind: &K, mut local: K::Local, sh: &Shared) {
+    loop {
+        sh.ctl.wait();
+        if sh.exit.load(Ordering::Relaxed) {
+            return;
+        }
+        let budget = sh.budget_ns.load(Ordering::Relaxed);
+        let cpu0 = thread_cpu_ns();
+        let t0 = Instant::now();
+        let mut done = 0u64;
+        let mut next_check = 1u64;
+        loop {
+            kind.wait(&mut local);
+            done += 1;
+            if i == 0 && budget != 0 && done >= next_check {
+                let el = t0.elapsed().as_nanos() as u64;
+                if el >= budget {
+                    // Every other thread has completed `done - 1` or `done`
+                    // episodes, and reads this after episode `done + 1`, which
+                    // our next arrival (ordered after this store) completes.
+                    sh.stop_at.store(done + 1, Ordering::Release);
+                    next_check = u64::MAX;
+                } else {
+                    // Look at the clock ~4 times in the remaining budget, so
+                    // that fast barriers do not pay a clock read per episode.
+                    let per = (el / done).max(1);
+                    next_check = done + ((budget - el) / per / 4).clamp(1, 4096);
+                }
+            }
+            if done == sh.stop_at.load(Ordering::Acquire) {
+                break;
+            }
+        }
+        if i == 0 {
+            sh.elapsed_ns
+                .store(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            sh.episodes.store(done, Ordering::Relaxed);
+        }
+        match (cpu0, thread_cpu_ns()) {
+            (Some(a), Some(b)) => {
+                sh.cpu_ns.fetch_add(b.saturating_sub(a), Ordering::Relaxed);
+            }
+            _ => sh.cpu_ok.store(false, Ordering::Relaxed),
+        }
+        sh.ctl.wait();
+    }
+}
+
+/// The median of `v` (sorted in place); NaN for an empty slice.
+pub fn median(v: &mut [f64]) -> f64 {
+    percentile(v, 50.0)
+}
+
+/// The `p`-th percentile of `v` (nearest rank, sorted in place).
+pub fn percentile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}

@@ -1,0 +1,36 @@
+//! Producer/consumer double-buffer pipeline (2 KiB items): mbarrier
+//! `full[2]`/`empty[2]` with parity waits, against the lockstep pipeline on
+//! `std::sync::Barrier` (and on `mbarrier::Barrier::arrive_and_wait`).
+//! Reported as items per second.
+//!
+//! `cargo bench --bench pipeline`
+
+mod common;
+
+use common::workloads::{pipeline, PipeKind};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::time::Duration;
+
+fn pipe(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pipeline");
+    g.throughput(Throughput::Elements(1));
+    for (name, kind) in [
+        ("mbarrier_parity", PipeKind::MbParity),
+        ("std_lockstep", PipeKind::StdLockstep),
+        ("mbarrier_lockstep", PipeKind::MbLockstep),
+    ] {
+        // One iteration = one item; both threads live for the whole sample.
+        g.bench_function(name, |b| b.iter_custom(|items| pipeline(kind, items)));
+    }
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    targets = pipe
+}
+criterion_main!(benches);
