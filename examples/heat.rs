@@ -1,0 +1,472 @@
+//! The demo: 2-D heat diffusion (a Jacobi stencil) on row bands, one thread
+//! per band, synchronized once per step, first with `std::sync::Barrier`, then
+//! with `mbarrier::Barrier` and its split arrive/wait.
+//!
+//! ```text
+//! cargo run --release --example heat
+//! cargo run --release --example heat -- --size 4096 --steps 50 --threads 4 --reps 3
+//! ```
+//!
+//! Each step reads grid `t % 2` and writes grid `(t + 1) % 2`. A band's first
+//! and last rows read a neighbour's rows; its other rows ("interior") read only
+//! the band's own rows. So with mbarrier each band computes its two boundary
+//! rows first, `arrive`s, computes its interior while the others catch up, and
+//! `wait`s only before the next step reads the neighbours' rows. With
+//! `std::sync::Barrier` (one blocking `wait` per step) every band waits for the
+//! slowest band to finish its whole step; with the split it waits only for the
+//! slowest band to have *started* the step (done its two boundary rows), so a
+//! band can run up to a full step ahead and a late neighbour (a preemption, a
+//! slower core, more threads than cores) costs far less idle time.
+//!
+//! The grids of both runs must agree bit for bit, and, on small problems, with
+//! a sequential reference; otherwise the program exits with status 1.
+
+use std::cell::UnsafeCell;
+use std::process::exit;
+use std::time::{Duration, Instant};
+
+/// Diffusion number `alpha = k * dt / dx^2`; the explicit scheme is stable for
+/// `alpha <= 0.25`.
+const ALPHA: f64 = 0.2;
+
+/// Largest problem (cells × steps) checked against the sequential reference
+/// by default: a fraction of a second on one core.
+const REFERENCE_LIMIT: usize = 1 << 27;
+
+// ---- the grids --------------------------------------------------------------
+
+/// The two `n × n` grids the bands share. Rows are handed out as plain slices;
+/// who may touch which row when is decided by the barrier phases (see
+/// [`Band::step_split`] and [`Band::step_std`]), which is why the accessors are
+/// `unsafe`.
+struct Grids {
+    n: usize,
+    cells: [Box<[UnsafeCell<f64>]>; 2],
+}
+
+// SAFETY: `Grids` only hands out row slices through the `unsafe` accessors,
+// whose callers guarantee that no row is written while another thread reads or
+// writes it (the barrier phases order every such pair of accesses).
+unsafe impl Sync for Grids {}
+
+impl Grids {
+    fn new(initial: &[f64], n: usize) -> Grids {
+        let grid = || initial.iter().map(|&x| UnsafeCell::new(x)).collect();
+        Grids {
+            n,
+            cells: [grid(), grid()],
+        }
+    }
+
+    /// Row `r` of grid `g`, to read.
+    ///
+    /// # Safety
+    ///
+    /// No thread writes that row while the returned slice is alive.
+    unsafe fn row(&self, g: usize, r: usize) -> &[f64] {
+        let cells = &self.cells[g][r * self.n..(r + 1) * self.n];
+        // SAFETY: `UnsafeCell<f64>` has the layout of `f64`; the caller
+        // guarantees that nobody writes these cells meanwhile.
+        unsafe { std::slice::from_raw_parts(UnsafeCell::raw_get(cells.as_ptr()), self.n) }
+    }
+
+    /// Row `r` of grid `g`, to write.
+    ///
+    /// # Safety
+    ///
+    /// No other thread reads or writes that row while the returned slice is
+    /// alive.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn row_mut(&self, g: usize, r: usize) -> &mut [f64] {
+        let cells = &self.cells[g][r * self.n..(r + 1) * self.n];
+        // SAFETY: as in `row`, and the caller guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(UnsafeCell::raw_get(cells.as_ptr()), self.n) }
+    }
+
+    fn into_grid(self, g: usize) -> Vec<f64> {
+        let [a, b] = self.cells;
+        let cells = if g == 0 { a } else { b };
+        cells
+            .into_vec()
+            .into_iter()
+            .map(UnsafeCell::into_inner)
+            .collect()
+    }
+}
+
+/// One Jacobi update of a row: `out[j]` from `mid[j]` and its four neighbours.
+/// The first and last cells are the fixed boundary and are copied.
+#[inline]
+fn update_row(up: &[f64], mid: &[f64], down: &[f64], out: &mut [f64]) {
+    let n = mid.len();
+    let (up, down, out) = (&up[..n], &down[..n], &mut out[..n]);
+    out[0] = mid[0];
+    out[n - 1] = mid[n - 1];
+    for j in 1..n - 1 {
+        out[j] = mid[j] + ALPHA * (up[j] + down[j] + mid[j - 1] + mid[j + 1] - 4.0 * mid[j]);
+    }
+}
+
+/// The starting grid: the top edge held at 100 degrees, the left edge at 50,
+/// a hot disc in the middle, everything else at 0.
+fn initial_grid(n: usize) -> Vec<f64> {
+    let mut g = vec![0.0; n * n];
+    let (c, r2) = (n as f64 / 2.0, (n as f64 / 8.0).powi(2));
+    for i in 0..n {
+        for j in 0..n {
+            let (di, dj) = (i as f64 - c, j as f64 - c);
+            g[i * n + j] = if i == 0 {
+                100.0
+            } else if j == 0 {
+                50.0
+            } else if di * di + dj * dj < r2 {
+                80.0
+            } else {
+                0.0
+            };
+        }
+    }
+    g
+}
+
+/// The sequential reference: the same updates, in the same order per cell.
+fn reference(n: usize, steps: usize) -> Vec<f64> {
+    let mut cur = initial_grid(n);
+    let mut next = cur.clone();
+    for _ in 0..steps {
+        for r in 1..n - 1 {
+            update_row(
+                &cur[(r - 1) * n..r * n],
+                &cur[r * n..(r + 1) * n],
+                &cur[(r + 1) * n..(r + 2) * n],
+                &mut next[r * n..(r + 1) * n],
+            );
+        }
+        std::mem::swap(&mut cur, &mut next);
+    }
+    cur
+}
+
+// ---- one band ---------------------------------------------------------------
+
+/// Rows `first..end` of the grids, owned by one thread. Rows `0` and `n - 1`
+/// are the fixed boundary and belong to nobody.
+struct Band<'a> {
+    grids: &'a Grids,
+    first: usize,
+    end: usize,
+}
+
+impl Band<'_> {
+    /// Updates row `r` for step `t`: reads rows `r - 1 ..= r + 1` of grid
+    /// `t % 2`, writes row `r` of grid `(t + 1) % 2`.
+    ///
+    /// # Safety
+    ///
+    /// `r` is a row of this band, and during this call no thread writes rows
+    /// `r - 1 ..= r + 1` of grid `t % 2` or touches row `r` of grid
+    /// `(t + 1) % 2`.
+    unsafe fn update(&self, t: usize, r: usize) {
+        let (cur, next) = (t % 2, (t + 1) % 2);
+        let g = self.grids;
+        // SAFETY: the caller's guarantee, row by row.
+        unsafe {
+            update_row(
+                g.row(cur, r - 1),
+                g.row(cur, r),
+                g.row(cur, r + 1),
+                g.row_mut(next, r),
+            )
+        }
+    }
+
+    /// The band's boundary rows: the only ones that read a neighbour's rows.
+    fn boundary_rows(&self) -> impl Iterator<Item = usize> {
+        let last = self.end - 1;
+        std::iter::once(self.first).chain((last != self.first).then_some(last))
+    }
+
+    /// Rows that read only this band's own rows.
+    fn interior_rows(&self) -> std::ops::Range<usize> {
+        self.first + 1..(self.end - 1).max(self.first + 1)
+    }
+
+    /// All steps with `std::sync::Barrier`: update every row, then block
+    /// until every band has finished the step.
+    fn run_std(&self, steps: usize, barrier: &std::sync::Barrier, progress: Option<&Progress>) {
+        for t in 0..steps {
+            for r in self.first..self.end {
+                // SAFETY: in step t, row r of grid (t+1)%2 is written only by
+                // its owner (us). Rows of grid t%2 are written only in step
+                // t+1 (by their owners), and every thread starts step t+1 only
+                // after the step-t `wait` below, which every thread reaches
+                // only after all its step-t reads. Conversely, the rows of
+                // grid t%2 we read were written in step t-1, before their
+                // owners' step-(t-1) `wait`, which our step-t start follows.
+                unsafe { self.update(t, r) };
+            }
+            barrier.wait();
+            if let Some(p) = progress {
+                p.tick(t + 1);
+            }
+        }
+    }
+
+    /// All steps with `mbarrier::Barrier`: boundary rows, `arrive`, interior
+    /// rows, `wait`.
+    fn run_split(&self, steps: usize, barrier: &mbarrier::Barrier, progress: Option<&Progress>) {
+        for t in 0..steps {
+            for r in self.boundary_rows() {
+                // SAFETY: the only rows of another band that this step reads
+                // are the neighbours' rows `first - 1` and `end` of grid t%2.
+                // Their owners wrote them in step t-1 before their step-(t-1)
+                // `arrive`, and we start step t after our step-(t-1) `wait`
+                // returned, so those writes happen-before this read. Their
+                // next writes to grid t%2 are in step t+1, which they start
+                // only after their step-t `wait`, and that needs our step-t
+                // `arrive` below, which follows this read. Row r of grid
+                // (t+1)%2 is ours: the neighbours' step-t reads touch grid t%2
+                // only, and their step-(t+1) reads of it wait for our step-t
+                // `arrive`, made after this write.
+                unsafe { self.update(t, r) };
+            }
+            // Our boundary rows for step t+1 are published: nothing else we
+            // do in step t is read by another band in step t+1.
+            let token = barrier.arrive();
+            for r in self.interior_rows() {
+                // SAFETY: interior rows read only rows first..end of grid t%2
+                // (ours, written by us in step t-1) and write only our own row
+                // of grid (t+1)%2; no other band reads our interior rows at
+                // all, so this work needs no ordering with the neighbours and
+                // runs while they catch up.
+                unsafe { self.update(t, r) };
+            }
+            // Before step t+1 reads the neighbours' rows of grid (t+1)%2 (and
+            // overwrites our rows of grid t%2, which they read in step t), all
+            // bands must have arrived in step t.
+            barrier.wait(token);
+            if let Some(p) = progress {
+                p.tick(t + 1);
+            }
+        }
+    }
+}
+
+/// Progress on long runs: rank 0 prints a line at most once a second.
+struct Progress {
+    label: &'static str,
+    steps: usize,
+    start: Instant,
+    last: std::cell::Cell<Instant>,
+}
+
+impl Progress {
+    fn tick(&self, done: usize) {
+        let now = Instant::now();
+        if now - self.last.get() >= Duration::from_secs(1) {
+            self.last.set(now);
+            eprintln!(
+                "  {}: step {done}/{} after {:.1} s",
+                self.label,
+                self.steps,
+                (now - self.start).as_secs_f64()
+            );
+        }
+    }
+}
+
+// ---- the runs ---------------------------------------------------------------
+
+#[derive(Clone, Copy)]
+enum Method {
+    Std,
+    Split,
+}
+
+/// Runs `steps` steps on `threads` bands; returns the final grid and the time.
+fn run(method: Method, n: usize, steps: usize, threads: usize) -> (Vec<f64>, Duration) {
+    let grids = Grids::new(&initial_grid(n), n);
+    let std_barrier = std::sync::Barrier::new(threads);
+    let barrier = mbarrier::Barrier::new(threads);
+    let interior = n - 2;
+    let label = match method {
+        Method::Std => "std::sync::Barrier",
+        Method::Split => "mbarrier",
+    };
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for b in 0..threads {
+            let band = Band {
+                grids: &grids,
+                first: 1 + b * interior / threads,
+                end: 1 + (b + 1) * interior / threads,
+            };
+            let (std_barrier, barrier) = (&std_barrier, &barrier);
+            s.spawn(move || {
+                let progress = (b == 0).then(|| Progress {
+                    label,
+                    steps,
+                    start,
+                    last: std::cell::Cell::new(start),
+                });
+                match method {
+                    Method::Std => band.run_std(steps, std_barrier, progress.as_ref()),
+                    Method::Split => band.run_split(steps, barrier, progress.as_ref()),
+                }
+            });
+        }
+    });
+    let elapsed = start.elapsed();
+    (grids.into_grid(steps % 2), elapsed)
+}
+
+/// The first cell where two grids differ (bit for bit), if any.
+fn first_difference(a: &[f64], b: &[f64], n: usize) -> Option<(usize, usize, f64, f64)> {
+    a.iter()
+        .zip(b)
+        .position(|(x, y)| x.to_bits() != y.to_bits())
+        .map(|i| (i / n, i % n, a[i], b[i]))
+}
+
+fn check_same(what: &str, a: &[f64], b: &[f64], n: usize) {
+    if let Some((r, c, x, y)) = first_difference(a, b, n) {
+        let cells = a
+            .iter()
+            .zip(b)
+            .filter(|(x, y)| x.to_bits() != y.to_bits())
+            .count();
+        eprintln!(
+            "MISMATCH {what}: {cells} cells differ, first at row {r}, column {c}: {x} vs {y}"
+        );
+        exit(1);
+    }
+}
+
+// ---- arguments --------------------------------------------------------------
+
+struct Args {
+    size: usize,
+    steps: usize,
+    threads: usize,
+    reps: usize,
+    reference: bool,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: heat [--size N] [--steps N] [--threads N] [--reps N] [--reference | --no-reference]\n\
+         defaults: --size 2048 --steps 100 --threads <available cores> --reps 2; the sequential\n\
+         reference runs by default when size^2 * steps <= 2^27"
+    );
+    exit(2)
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        size: 2048,
+        steps: 100,
+        threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        reps: 2,
+        reference: false,
+    };
+    let mut reference = None;
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = |name: &str| -> usize {
+            match it.next().and_then(|v| v.parse().ok()) {
+                Some(v) => v,
+                None => {
+                    eprintln!("heat: {name} needs a number");
+                    usage()
+                }
+            }
+        };
+        match flag.as_str() {
+            "--size" => args.size = value("--size"),
+            "--steps" => args.steps = value("--steps"),
+            "--threads" => args.threads = value("--threads"),
+            "--reps" => args.reps = value("--reps"),
+            "--reference" => reference = Some(true),
+            "--no-reference" => reference = Some(false),
+            _ => usage(),
+        }
+    }
+    if args.size < 3 || args.threads == 0 || args.threads > args.size - 2 || args.reps == 0 {
+        eprintln!("heat: need size >= 3, 1 <= threads <= size - 2 and reps >= 1");
+        usage();
+    }
+    args.reference = reference.unwrap_or(
+        args.size
+            .saturating_mul(args.size)
+            .saturating_mul(args.steps)
+            <= REFERENCE_LIMIT,
+    );
+    args
+}
+
+fn main() {
+    let Args {
+        size: n,
+        steps,
+        threads,
+        reps,
+        reference: check_reference,
+    } = parse_args();
+    println!(
+        "heat: {n} x {n} grid ({:.1} M cells), {steps} steps, {threads} threads (one row band each), \
+         best of {reps}",
+        (n * n) as f64 / 1e6
+    );
+
+    // The two kinds of run alternate, so that a burst of load from elsewhere
+    // on the machine does not favour one of them; each keeps its best time.
+    let mut best = [Duration::MAX; 2];
+    let mut grids = Vec::new();
+    for _ in 0..reps {
+        for (i, method) in [Method::Std, Method::Split].into_iter().enumerate() {
+            let (grid, time) = run(method, n, steps, threads);
+            best[i] = best[i].min(time);
+            grids.push(grid);
+        }
+    }
+    println!(
+        "  std::sync::Barrier  (update all rows, wait)                 {:7.3} s",
+        best[0].as_secs_f64()
+    );
+    println!(
+        "  mbarrier::Barrier   (boundary rows, arrive, interior, wait) {:7.3} s",
+        best[1].as_secs_f64()
+    );
+
+    let split_grid = grids.pop().expect("at least one run");
+    for (i, grid) in grids.iter().enumerate() {
+        let what = if i % 2 == 0 {
+            "std::sync::Barrier"
+        } else {
+            "mbarrier"
+        };
+        check_same(
+            &format!("between {what} (run {}) and mbarrier", i / 2 + 1),
+            grid,
+            &split_grid,
+            n,
+        );
+    }
+    if check_reference {
+        check_same(
+            "between mbarrier and the sequential reference",
+            &split_grid,
+            &reference(n, steps),
+            n,
+        );
+        println!("  grids agree bit for bit, with each other and with the sequential reference");
+    } else {
+        println!("  grids agree bit for bit (sequential reference skipped at this size; --reference forces it)");
+    }
+    let mean = split_grid.iter().sum::<f64>() / (n * n) as f64;
+    println!("  mean temperature after {steps} steps: {mean:.6}");
+    println!(
+        "  speed-up of mbarrier's split arrive/wait over std::sync::Barrier: {:.2}x",
+        best[0].as_secs_f64() / best[1].as_secs_f64()
+    );
+}
