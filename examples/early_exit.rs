@@ -1,0 +1,116 @@
+//! CUDA guide 4.9.4: early exit. A thread that leaves a sequence of
+//! barrier phases early calls `arrive_and_drop` first; the others go on with
+//! their normal arrive/wait, and the barrier expects one arrival fewer from
+//! the next phase on.
+//!
+//! Thread `r` of `threads` leaves at iteration `exit_at(r)` (some threads never
+//! leave). After each wait a thread checks that exactly the threads still in
+//! the loop arrived in that phase. The seed's two forms both run: the
+//! `cuda::barrier` one (`bar.wait(std::move(token))`) and the C primitive one
+//! (`while (!__mbarrier_try_wait(&bar, token, 1000)) {}`).
+//!
+//! ```text
+//! cargo run --release --example early_exit -- [threads] [iterations]
+//! ```
+
+use mbarrier::Barrier;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// The iteration at which thread `rank` leaves (`>= n` = never): thread 0
+/// stays, the others leave one after another, the last few stay too.
+fn exit_at(rank: usize, threads: usize, n: usize) -> usize {
+    if rank == 0 || rank + 2 >= threads {
+        usize::MAX
+    } else {
+        rank * n / threads
+    }
+}
+
+/// How many threads are still in the loop at iteration `i`.
+fn live(i: usize, threads: usize, n: usize) -> usize {
+    (0..threads).filter(|&r| exit_at(r, threads, n) > i).count()
+}
+
+/// `__global__ void early_exit_kernel(int N)`; `primitive` picks the C
+/// primitive form of the wait. Returns the barrier's final `Debug` line.
+fn early_exit_kernel(threads: usize, n: usize, primitive: bool) -> String {
+    // `if (block.thread_rank() == 0) init(&bar, block.size()); block.sync();`
+    let bar = Barrier::new(threads);
+    // How many threads arrived (not dropped) in each iteration.
+    let arrivals: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+
+    std::thread::scope(|s| {
+        for rank in 0..threads {
+            let (bar, arrivals) = (&bar, &arrivals);
+            s.spawn(move || {
+                for i in 0..n {
+                    // `if (condition_check())`
+                    if i == exit_at(rank, threads, n) {
+                        // `bar.arrive_and_drop(); return;`
+                        // `__mbarrier_token_t token = __mbarrier_arrive_and_drop(&bar); return;`
+                        bar.arrive_and_drop();
+                        return;
+                    }
+                    // Relaxed: published by the arrival below.
+                    arrivals[i].fetch_add(1, Ordering::Relaxed);
+                    // `// Other threads can proceed normally.`
+                    // `auto token = bar.arrive();`
+                    let token = bar.arrive();
+                    // `/* code between arrive and wait */`
+                    if primitive {
+                        // `while (!__mbarrier_try_wait(&bar, token, 1000)) {}`
+                        let mut token = token;
+                        while let Err(t) = bar.wait_timeout(token, Duration::from_nanos(1000)) {
+                            token = t; // the arrival stands: wait again
+                        }
+                    } else {
+                        // `bar.wait(std::move(token));`
+                        bar.wait(token);
+                    }
+                    // `/* code after wait */`: the phase completed with exactly
+                    // the threads still in the loop (the droppers of this
+                    // iteration arrived too, by dropping, without counting).
+                    let got = arrivals[i].load(Ordering::Relaxed);
+                    let want = live(i, threads, n);
+                    assert_eq!(
+                        got, want,
+                        "iteration {i}: {got} threads arrived, {want} expected"
+                    );
+                }
+            });
+        }
+    });
+    format!("{bar:?}")
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>().ok());
+    let threads = args.next().flatten().unwrap_or(6);
+    let n = args.next().flatten().unwrap_or(500);
+    assert!(
+        threads >= 1 && n >= 1,
+        "early_exit: need threads >= 1 and iterations >= 1"
+    );
+
+    let stay = live(n, threads, n);
+    for primitive in [false, true] {
+        let start = std::time::Instant::now();
+        let debug = early_exit_kernel(threads, n, primitive);
+        // The drops lowered the expected count for good.
+        let want = format!("expected: {stay},");
+        if !debug.contains(&want) {
+            eprintln!(
+                "early_exit: the barrier should expect {stay} arrivals per phase now: {debug}"
+            );
+            std::process::exit(1);
+        }
+        println!(
+            "early_exit ({}): {threads} threads, {} left early (arrive_and_drop), {stay} ran all {n} phases; \
+             each phase counted exactly its live threads ({:.3} s)\n  final state: {debug}",
+            if primitive { "__mbarrier_try_wait loop" } else { "bar.wait" },
+            threads - stay,
+            start.elapsed().as_secs_f64()
+        );
+    }
+}
