@@ -1,0 +1,319 @@
+//! `launch` and `Block`: a CUDA thread block on CPU threads.
+//!
+//! `launch(n, kernel)` runs `kernel` on `n` scoped threads sharing one
+//! [`BlockBarrier`]. A thread whose kernel panics poisons that barrier, so
+//! the others panic out of their `sync*` instead of hanging; once every
+//! thread has ended, `launch` re-raises the root cause: the first panic
+//! caught that is not itself a poisoned-barrier panic, with its payload.
+
+use crate::barrier::POISONED;
+use crate::block::BlockBarrier;
+use crate::sync::{AtomicU64, Ordering};
+use std::any::Any;
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+
+/// One thread's handle on its block, handed to the kernel by [`launch`]: the
+/// CPU form of `cooperative_groups::this_thread_block()`.
+///
+/// # Examples
+///
+/// ```
+/// let ranks = mbarrier::launch(4, |block| {
+///     assert_eq!(block.size(), 4);
+///     block.sync();
+///     block.thread_rank()
+/// });
+/// assert_eq!(ranks, [0, 1, 2, 3]);
+/// ```
+pub struct Block<'a> {
+    rank: usize,
+    barrier: &'a BlockBarrier,
+}
+
+impl Block<'_> {
+    /// This thread's rank in the block, `0 .. size()`: `thread_rank()`
+    /// (`threadIdx.x` for a one-dimensional block).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let ranks = mbarrier::launch(2, |block| block.thread_rank());
+    /// assert_eq!(ranks, [0, 1]);
+    /// ```
+    #[must_use]
+    pub fn thread_rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The number of threads in the block: `size()` (`blockDim.x`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(mbarrier::launch(3, |block| block.size()), [3, 3, 3]);
+    /// ```
+    #[must_use]
+    pub fn size(&self) -> usize {
+        self.barrier.threads()
+    }
+
+    /// Waits for every thread of the block: `__syncthreads()`,
+    /// `block.sync()`. See [`BlockBarrier::sync`].
+    ///
+    /// # Panics
+    ///
+    /// If another thread of the block panicked (the barrier is poisoned).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let shared: Vec<AtomicUsize> = (0..8).map(|_| AtomicUsize::new(0)).collect();
+    /// let got = mbarrier::launch(8, |block| {
+    ///     let rank = block.thread_rank();
+    ///     shared[rank].store(rank * rank, Ordering::Relaxed);
+    ///     block.sync();
+    ///     shared[(rank + 1) % 8].load(Ordering::Relaxed)
+    /// });
+    /// assert_eq!(got, [1, 4, 9, 16, 25, 36, 49, 0]);
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn sync(&self) {
+        self.barrier.sync();
+    }
+
+    /// `__syncthreads_count(pred)`; see [`BlockBarrier::sync_count`].
+    ///
+    /// # Panics
+    ///
+    /// As [`sync`](Block::sync).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let counts = mbarrier::launch(4, |block| block.sync_count(block.thread_rank() < 3));
+    /// assert_eq!(counts, [3, 3, 3, 3]);
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn sync_count(&self, pred: bool) -> usize {
+        self.barrier.sync_count(pred)
+    }
+
+    /// `__syncthreads_and(pred)`; see [`BlockBarrier::sync_and`].
+    ///
+    /// # Panics
+    ///
+    /// As [`sync`](Block::sync).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let all = mbarrier::launch(4, |block| block.sync_and(block.thread_rank() < 3));
+    /// assert_eq!(all, [false; 4]);
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn sync_and(&self, pred: bool) -> bool {
+        self.barrier.sync_and(pred)
+    }
+
+    /// `__syncthreads_or(pred)`; see [`BlockBarrier::sync_or`].
+    ///
+    /// # Panics
+    ///
+    /// As [`sync`](Block::sync).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let any = mbarrier::launch(4, |block| block.sync_or(block.thread_rank() == 3));
+    /// assert_eq!(any, [true; 4]);
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn sync_or(&self, pred: bool) -> bool {
+        self.barrier.sync_or(pred)
+    }
+
+    /// The block's barrier, e.g. to hand to code written against
+    /// [`BlockBarrier`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sizes = mbarrier::launch(2, |block| block.barrier().threads());
+    /// assert_eq!(sizes, [2, 2]);
+    /// ```
+    #[must_use]
+    pub fn barrier(&self) -> &BlockBarrier {
+        self.barrier
+    }
+}
+
+impl fmt::Debug for Block<'_> {
+    /// E.g. `Block { thread_rank: 3, size: 16 }`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Block")
+            .field("thread_rank", &self.rank)
+            .field("size", &self.size())
+            .finish()
+    }
+}
+
+/// How one thread's kernel ended.
+enum Outcome<R> {
+    Returned(R),
+    /// The kernel panicked; the number orders the panics as they were caught.
+    Panicked(u64, Box<dyn Any + Send>),
+}
+
+/// Runs `kernel` on `threads` threads forming one block, and returns their
+/// results in rank order: a CUDA kernel launch of one block, on CPU threads.
+///
+/// Each thread gets a [`Block`] with its rank and the block's shared
+/// [`BlockBarrier`]. The threads are scoped, so `kernel` may borrow from the
+/// caller; it must be `Fn + Sync` since all threads call it at once.
+///
+/// # Panics
+///
+/// If `threads` is not in `1 ..= Barrier::MAX`, or if a thread cannot be
+/// spawned. If a kernel panics, the block's barrier is poisoned, so the other
+/// threads panic out of their `sync*` calls rather than hang; `launch` waits
+/// for every thread to end and then resumes the root cause: the first panic
+/// that is not itself a poisoned-barrier panic (or, if there is none, the
+/// first panic), with its original payload.
+///
+/// # Examples
+///
+/// ```
+/// // A block-wide sum in shared memory, CUDA style: a tree reduction.
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// let shared: Vec<AtomicU64> = (0..16).map(|i| AtomicU64::new(i)).collect();
+/// let sums = mbarrier::launch(16, |block| {
+///     let rank = block.thread_rank();
+///     let mut stride = block.size() / 2;
+///     while stride > 0 {
+///         if rank < stride {
+///             let other = shared[rank + stride].load(Ordering::Relaxed);
+///             shared[rank].fetch_add(other, Ordering::Relaxed);
+///         }
+///         block.sync();
+///         stride /= 2;
+///     }
+///     shared[0].load(Ordering::Relaxed)
+/// });
+/// assert_eq!(sums, [120; 16]);
+/// ```
+///
+/// A panic in one thread is re-raised once the whole block has ended:
+///
+/// ```
+/// let result = std::panic::catch_unwind(|| {
+///     mbarrier::launch(4, |block| {
+///         if block.thread_rank() == 2 {
+///             panic!("thread 2 failed");
+///         }
+///         block.sync(); // the others panic here: the barrier is poisoned
+///     })
+/// });
+/// let payload = result.unwrap_err();
+/// assert_eq!(payload.downcast_ref::<&str>(), Some(&"thread 2 failed"));
+/// ```
+#[track_caller]
+pub fn launch<R, F>(threads: usize, kernel: F) -> Vec<R>
+where
+    F: Fn(&Block<'_>) -> R + Sync,
+    R: Send,
+{
+    assert!(
+        (1..=crate::Barrier::MAX).contains(&threads),
+        "mbarrier: launch({threads}, _): the thread count must be in 1 ..= {} (Barrier::MAX)",
+        crate::Barrier::MAX
+    );
+    let barrier = BlockBarrier::new(threads);
+    let caught = AtomicU64::new(0);
+    let (outcomes, spawn_error) = std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(threads);
+        let mut spawn_error = None;
+        for rank in 0..threads {
+            let block = Block {
+                rank,
+                barrier: &barrier,
+            };
+            let (kernel, caught) = (&kernel, &caught);
+            let spawned = std::thread::Builder::new()
+                .name(format!("mbarrier-block-{rank}"))
+                .spawn_scoped(s, move || run(&block, kernel, caught));
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(error) => {
+                    // The threads already running would wait forever for
+                    // this one in their next sync: let them panic out.
+                    barrier.poison();
+                    spawn_error = Some((rank, error));
+                    break;
+                }
+            }
+        }
+        let outcomes: Vec<Outcome<R>> = handles
+            .into_iter()
+            // `run` catches the kernel's panic, so a thread itself never panics.
+            .map(|handle| handle.join().unwrap_or_else(|e| panic::resume_unwind(e)))
+            .collect();
+        (outcomes, spawn_error)
+    });
+    if let Some((rank, error)) = spawn_error {
+        panic!("mbarrier: launch({threads}, _): could not spawn thread {rank}: {error}");
+    }
+    let mut results = Vec::with_capacity(threads);
+    let mut root: Option<(bool, u64, Box<dyn Any + Send>)> = None;
+    for outcome in outcomes {
+        match outcome {
+            Outcome::Returned(r) => results.push(r),
+            Outcome::Panicked(order, payload) => {
+                let secondary = is_poisoned_panic(&*payload);
+                // Prefer a root cause over a poisoned-barrier panic, then the earliest.
+                if root
+                    .as_ref()
+                    .map_or(true, |&(s, o, _)| (secondary, order) < (s, o))
+                {
+                    root = Some((secondary, order, payload));
+                }
+            }
+        }
+    }
+    if let Some((_, _, payload)) = root {
+        drop(results);
+        panic::resume_unwind(payload);
+    }
+    results
+}
+
+/// One thread of the block: runs the kernel, and on a panic poisons the
+/// barrier and hands the payload back.
+fn run<R>(block: &Block<'_>, kernel: &impl Fn(&Block<'_>) -> R, caught: &AtomicU64) -> Outcome<R> {
+    match panic::catch_unwind(AssertUnwindSafe(|| kernel(block))) {
+        Ok(r) => Outcome::Returned(r),
+        Err(payload) => {
+            // Relaxed: only numbers the panics; the payload travels through join.
+            let order = caught.fetch_add(1, Ordering::Relaxed);
+            block.barrier.poison();
+            Outcome::Panicked(order, payload)
+        }
+    }
+}
+
+/// Whether a panic payload is the crate's "barrier poisoned" panic, i.e. a
+/// consequence of another thread's failure rather than a root cause.
+fn is_poisoned_panic(payload: &(dyn Any + Send)) -> bool {
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied());
+    message.is_some_and(|m| m.starts_with(POISONED))
+}

@@ -1,0 +1,335 @@
+//! `WarpBarrier`: `__syncwarp(mask)` for up to 64 lanes.
+//!
+//! # Design
+//!
+//! Each lane `l` has two words:
+//! - `synced[l]`: how many times lane `l` has called `sync` (only lane `l`
+//!   writes it, with `fetch_add`, so it only grows);
+//! - `waiters[l]`: a bit mask of the lanes parked (or about to park) until
+//!   `synced[l]` grows.
+//!
+//! Lane `l`'s `r`-th `sync(l, mask)` raises `synced[l]` to `r`, then waits
+//! until every lane `m` of `mask` has `synced[m] >= r`. Lanes of `mask` have
+//! synced equally often before (CUDA's rule), so `synced[m] >= r` means lane
+//! `m` has reached its matching call. Lanes outside `mask` are never read, so
+//! disjoint masks synchronize independently and at the same time.
+//!
+//! # Memory ordering
+//!
+//! Raising `synced[l]` is a `SeqCst` RMW (so at least `Release`): lane `l`'s
+//! earlier writes travel with it. A waiter reads `synced[m]` with at least
+//! `Acquire`; seeing a value `>= r` synchronizes with lane `m`'s `r`-th raise
+//! (its later raises are RMWs of the same word, so they continue the release
+//! sequence), so lane `m`'s writes before its `sync` are visible after ours.
+//!
+//! # Waiting without lost wake-ups
+//!
+//! A waiter spins briefly (load-only, bounded by [`SPIN_NANOS`]), then, for
+//! one lane `m` it still waits for, sets its own bit in `waiters[m]` and parks
+//! on its own key (the address of its lane's words), validating under the
+//! parking lot's lock that `synced[m]` is still below the target. Lane `m`,
+//! after raising `synced[m]`, reads `waiters[m]` and, if any bit is set,
+//! clears the word and wakes exactly those lanes.
+//!
+//! This is a store-buffer (Dekker) pattern across two words: the waker writes
+//! `synced[m]` then reads `waiters[m]`; the waiter writes `waiters[m]` then
+//! reads `synced[m]`. All four are `SeqCst`, so in their single total order
+//! either the waker's read comes after the waiter's bit (and it wakes the
+//! waiter: if the waiter is not queued yet, the parking lot's lock orders the
+//! waker's raise before the waiter's `validate`, which then refuses to sleep)
+//! or the waiter's `validate` comes after the raise and sees it. A waiter that
+//! was woken, or refused to sleep, re-reads every lane it still waits for.
+
+use crate::park::{self, Parked};
+use crate::sync::{self, AtomicU64, Ordering};
+use crate::wait::SPIN_NANOS;
+use std::fmt;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// A lane's two words (module docs). The address of a `Lane` is the key its
+/// thread parks on.
+struct Lane {
+    /// How many times this lane has called `sync`.
+    synced: AtomicU64,
+    /// Bit `m`: lane `m` is parked, or about to park, until `synced` grows.
+    waiters: AtomicU64,
+}
+
+/// A group of up to 64 lanes that synchronize in subsets given by a bit mask:
+/// CUDA's `__syncwarp(mask)` for CPU threads.
+///
+/// Lane `l` calls [`sync(l, mask)`](WarpBarrier::sync); the call returns once
+/// every lane named in `mask` has reached its matching `sync` with that mask.
+/// Lanes outside `mask` are not waited for, so disjoint masks (say the low and
+/// the high half of the lanes) synchronize independently and at the same
+/// time. Writes made before `sync` are visible to the mask's lanes after it.
+///
+/// # The CUDA rule
+///
+/// Lanes that sync together must have synced equally often before: each lane
+/// named in a mask runs the matching `sync` with that same mask. A program
+/// that breaks this rule gets unspecified behaviour (a `sync` may return early
+/// or wait for a later `sync` of another lane), though never memory
+/// unsafety.
+///
+/// # Examples
+///
+/// ```
+/// use mbarrier::WarpBarrier;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// let warp = WarpBarrier::new(4);
+/// let slots: Vec<AtomicU64> = (0..4).map(|_| AtomicU64::new(0)).collect();
+/// std::thread::scope(|s| {
+///     for lane in 0..4 {
+///         let (warp, slots) = (&warp, &slots);
+///         s.spawn(move || {
+///             slots[lane].store(lane as u64 * 10, Ordering::Relaxed);
+///             // Lanes 0, 1 and lanes 2, 3 sync in pairs, independently.
+///             let pair = 0b11 << (lane & !1);
+///             warp.sync(lane, pair);
+///             let partner = lane ^ 1;
+///             assert_eq!(slots[partner].load(Ordering::Relaxed), partner as u64 * 10);
+///         });
+///     }
+/// });
+/// ```
+pub struct WarpBarrier {
+    lanes: Box<[Lane]>,
+}
+
+impl WarpBarrier {
+    /// The most lanes a `WarpBarrier` can have: one per bit of the mask.
+    pub const MAX_LANES: usize = 64;
+
+    /// Creates a group of `lanes` lanes, none of which has synced yet.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= lanes <= 64`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let warp = mbarrier::WarpBarrier::new(32);
+    /// assert_eq!(warp.lanes(), 32);
+    /// ```
+    #[track_caller]
+    pub fn new(lanes: usize) -> WarpBarrier {
+        assert!(
+            (1..=Self::MAX_LANES).contains(&lanes),
+            "mbarrier: WarpBarrier::new({lanes}): lanes must be in 1 ..= 64"
+        );
+        WarpBarrier {
+            lanes: (0..lanes)
+                .map(|_| Lane {
+                    synced: AtomicU64::new(0),
+                    waiters: AtomicU64::new(0),
+                })
+                .collect(),
+        }
+    }
+
+    /// The number of lanes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(mbarrier::WarpBarrier::new(8).lanes(), 8);
+    /// ```
+    #[must_use]
+    pub fn lanes(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// The mask naming every lane, CUDA's `0xffffffff` for a full warp.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(mbarrier::WarpBarrier::new(8).full_mask(), 0xff);
+    /// assert_eq!(mbarrier::WarpBarrier::new(64).full_mask(), u64::MAX);
+    /// ```
+    #[must_use]
+    pub fn full_mask(&self) -> u64 {
+        u64::MAX >> (64 - self.lanes.len())
+    }
+
+    /// Called by lane `lane`: returns once every lane named in `mask` has
+    /// reached its matching `sync(_, mask)`. `__syncwarp(mask)`.
+    ///
+    /// Everything the mask's lanes wrote before their `sync` is visible to
+    /// this lane after it returns. A mask naming only `lane` returns at once.
+    ///
+    /// # Panics
+    ///
+    /// If `lane >= self.lanes()`, if `mask` names a lane `>= self.lanes()`,
+    /// or if `lane` is not in `mask`; the message names the lane and the
+    /// mask, e.g. `mbarrier: WarpBarrier::sync(lane 3, mask 0x5): lane 3 is
+    /// not in its own mask`. Nothing is changed before the check.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let warp = mbarrier::WarpBarrier::new(2);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| warp.sync(1, 0b11));
+    ///     warp.sync(0, 0b11);
+    ///     warp.sync(0, 0b01); // lane 0 alone: returns at once
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn sync(&self, lane: usize, mask: u64) {
+        self.check(lane, mask);
+        let me = &self.lanes[lane];
+        // SeqCst: Release publishes this lane's writes to the mask's lanes;
+        // SeqCst for the store-buffer pattern with a waiter (module docs).
+        let round = me.synced.fetch_add(1, Ordering::SeqCst) + 1;
+        // SeqCst: the other half of that store-buffer pattern.
+        if me.waiters.load(Ordering::SeqCst) != 0 {
+            self.wake_waiters_of(me);
+        }
+        let others = mask & !(1 << lane);
+        if others != 0 {
+            self.wait(lane, others, round);
+        }
+    }
+
+    #[track_caller]
+    fn check(&self, lane: usize, mask: u64) {
+        let lanes = self.lanes.len();
+        if lane >= lanes {
+            panic!(
+                "mbarrier: WarpBarrier::sync(lane {lane}, mask {mask:#x}): lane {lane} is out of range: this WarpBarrier has {lanes} lane{}",
+                if lanes == 1 { "" } else { "s" }
+            );
+        }
+        let beyond = mask & !self.full_mask();
+        if beyond != 0 {
+            panic!(
+                "mbarrier: WarpBarrier::sync(lane {lane}, mask {mask:#x}): the mask names lanes ({beyond:#x}) beyond the {lanes} lane{} of this WarpBarrier",
+                if lanes == 1 { "" } else { "s" }
+            );
+        }
+        if mask & (1 << lane) == 0 {
+            panic!(
+                "mbarrier: WarpBarrier::sync(lane {lane}, mask {mask:#x}): lane {lane} is not in its own mask"
+            );
+        }
+    }
+
+    /// The parking key of lane `lane`: the address of its words.
+    fn key(&self, lane: usize) -> usize {
+        &self.lanes[lane] as *const Lane as usize
+    }
+
+    /// Wakes every lane parked until `lane`'s sync count grows.
+    #[cold]
+    fn wake_waiters_of(&self, lane: &Lane) {
+        // Relaxed: the bits only say whom to wake; the parking lot's lock
+        // orders each wake against that lane's `validate` (module docs).
+        let mut waiters = lane.waiters.swap(0, Ordering::Relaxed);
+        while waiters != 0 {
+            let waiter = waiters.trailing_zeros() as usize;
+            waiters &= waiters - 1;
+            park::unpark_all(self.key(waiter));
+        }
+    }
+
+    /// The lanes of `lanes` whose sync count is still below `round`.
+    fn behind(&self, lanes: u64, round: u64) -> u64 {
+        let mut behind = 0;
+        let mut rest = lanes;
+        while rest != 0 {
+            let lane = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            // Acquire: seeing `round` makes that lane's writes before its
+            // sync visible (module docs).
+            if self.lanes[lane].synced.load(Ordering::Acquire) < round {
+                behind |= 1 << lane;
+            }
+        }
+        behind
+    }
+
+    /// Waits until every lane of `others` has synced `round` times. Counts
+    /// only grow, so a lane found caught up is not read again.
+    fn wait(&self, lane: usize, others: u64, round: u64) {
+        let mut behind = self.behind(others, round);
+        if behind == 0 {
+            return;
+        }
+        // Spin only when every lane of the mask can run at once: otherwise
+        // the lane we wait for is likely not running, and spinning would take
+        // its core.
+        if sync::MAY_SPIN && others.count_ones() < cores() {
+            let start = Instant::now();
+            loop {
+                // Reading the clock every 64 pauses keeps its cost (~25 ns)
+                // small next to theirs while bounding the spin in time.
+                for _ in 0..64 {
+                    sync::spin_hint();
+                    behind = self.behind(behind, round);
+                    if behind == 0 {
+                        return;
+                    }
+                }
+                if start.elapsed() >= Duration::from_nanos(SPIN_NANOS) {
+                    break;
+                }
+            }
+        }
+        self.park_until(lane, behind, round);
+    }
+
+    #[cold]
+    fn park_until(&self, lane: usize, mut behind: u64, round: u64) {
+        let bit = 1 << lane;
+        loop {
+            behind = self.behind(behind, round);
+            if behind == 0 {
+                return;
+            }
+            let target = &self.lanes[behind.trailing_zeros() as usize];
+            // SeqCst: the waiter's half of the store-buffer pattern (module docs).
+            target.waiters.fetch_or(bit, Ordering::SeqCst);
+            // SeqCst: as above; runs under the parking lot's lock.
+            let mut validate = || target.synced.load(Ordering::SeqCst) < round;
+            if park::park(self.key(lane), &mut validate, None) == Parked::Invalid {
+                // Nobody will wake us for this target now: take our bit back
+                // so its next sync does not wake us for nothing. Relaxed:
+                // only this lane sets it, and a stale bit is harmless anyway.
+                target.waiters.fetch_and(!bit, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Cores available to this process, read once.
+fn cores() -> u32 {
+    static CORES: OnceLock<u32> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
+}
+
+impl fmt::Debug for WarpBarrier {
+    /// Shows each lane's sync count, e.g. `WarpBarrier { synced: [3, 3, 2, 3] }`.
+    /// Never blocks.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Counts<'a>(&'a [Lane]);
+        impl fmt::Debug for Counts<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                // Relaxed: a diagnostic snapshot; nothing is read through it.
+                f.debug_list()
+                    .entries(self.0.iter().map(|l| l.synced.load(Ordering::Relaxed)))
+                    .finish()
+            }
+        }
+        f.debug_struct("WarpBarrier")
+            .field("synced", &Counts(&self.lanes))
+            .finish()
+    }
+}
+
+#[cfg(not(any(loom, shuttle)))]
+static_assertions::assert_impl_all!(WarpBarrier: Send, Sync, std::panic::RefUnwindSafe);
