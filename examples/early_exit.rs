@@ -44,7 +44,7 @@ fn early_exit_kernel(threads: usize, n: usize, primitive: bool) -> String {
         for rank in 0..threads {
             let (bar, arrivals) = (&bar, &arrivals);
             s.spawn(move || {
-                for i in 0..n {
+                for (i, arrived) in arrivals.iter().enumerate() {
                     // `if (condition_check())`
                     if i == exit_at(rank, threads, n) {
                         // `bar.arrive_and_drop(); return;`
@@ -53,7 +53,7 @@ fn early_exit_kernel(threads: usize, n: usize, primitive: bool) -> String {
                         return;
                     }
                     // Relaxed: published by the arrival below.
-                    arrivals[i].fetch_add(1, Ordering::Relaxed);
+                    arrived.fetch_add(1, Ordering::Relaxed);
                     // `// Other threads can proceed normally.`
                     // `auto token = bar.arrive();`
                     let token = bar.arrive();
@@ -71,7 +71,7 @@ fn early_exit_kernel(threads: usize, n: usize, primitive: bool) -> String {
                     // `/* code after wait */`: the phase completed with exactly
                     // the threads still in the loop (the droppers of this
                     // iteration arrived too, by dropping, without counting).
-                    let got = arrivals[i].load(Ordering::Relaxed);
+                    let got = arrived.load(Ordering::Relaxed);
                     let want = live(i, threads, n);
                     assert_eq!(
                         got, want,
