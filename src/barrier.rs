@@ -905,18 +905,23 @@ impl<F: Completion> Barrier<F> {
     /// (or, if it panics, poisons the barrier) and wakes the parked threads.
     #[cold]
     fn run_completion(&self) {
-        /// Ends the completing state even if the completion function unwinds.
-        struct Finish<'a, F: Completion>(&'a Barrier<F>);
+        /// Ends the completing state, also when the completion function
+        /// unwinds. Whether it did is `returned`, not `thread::panicking()`:
+        /// a completion run by a `Drop` during another panic's unwinding
+        /// (or, under loom, beside an unwinding model thread) can return.
+        struct Finish<'a, F: Completion> {
+            barrier: &'a Barrier<F>,
+            returned: bool,
+        }
         impl<F: Completion> Drop for Finish<'_, F> {
             fn drop(&mut self) {
-                let barrier = self.0;
+                let barrier = self.barrier;
                 COMPLETING.with(|running| running.borrow_mut().pop());
-                let panicked = std::thread::panicking();
                 // Relaxed: seeds the CAS loop.
                 let mut s = barrier.state.load(Ordering::Relaxed);
                 loop {
                     debug_assert!(s.is_completing());
-                    let new = if panicked {
+                    let new = if !self.returned {
                         s.poisoned(Poison::Completion)
                     } else if s.poison_requested() {
                         s.poisoned(Poison::Call)
@@ -937,7 +942,10 @@ impl<F: Completion> Barrier<F> {
         }
 
         COMPLETING.with(|running| running.borrow_mut().push(self.key()));
-        let _finish = Finish(self);
+        let mut finish = Finish {
+            barrier: self,
+            returned: false,
+        };
         self.completion.with_mut(|f| {
             // SAFETY: this thread moved the word into the completing state,
             // which only `Finish` (on this thread) leaves; no other thread
@@ -945,6 +953,7 @@ impl<F: Completion> Barrier<F> {
             // completer's accesses happen-before ours (see `impl Sync`).
             unsafe { (*f).run() }
         });
+        finish.returned = true;
     }
 
     #[track_caller]

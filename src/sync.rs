@@ -17,8 +17,30 @@ pub(crate) use std::{
 pub(crate) use loom::{
     cell::UnsafeCell,
     sync::atomic::{AtomicU64, Ordering},
-    thread_local,
 };
+
+/// loom's `thread_local!` does not accept std's `const { ... }` initializer;
+/// this one strips it and forwards each declaration to loom's.
+#[cfg(loom)]
+macro_rules! loom_thread_local {
+    () => {};
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const { $($init:tt)* }; $($rest:tt)*) => {
+        loom::thread_local!($(#[$attr])* $vis static $name: $t = { $($init)* };);
+        $crate::sync::thread_local!($($rest)*);
+    };
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const { $($init:tt)* }) => {
+        loom::thread_local!($(#[$attr])* $vis static $name: $t = { $($init)* };);
+    };
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = $init:expr; $($rest:tt)*) => {
+        loom::thread_local!($(#[$attr])* $vis static $name: $t = $init;);
+        $crate::sync::thread_local!($($rest)*);
+    };
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = $init:expr) => {
+        loom::thread_local!($(#[$attr])* $vis static $name: $t = $init;);
+    };
+}
+#[cfg(loom)]
+pub(crate) use loom_thread_local as thread_local;
 
 #[cfg(shuttle)]
 pub(crate) use shuttle::{
@@ -36,6 +58,17 @@ pub(crate) const MAY_SPIN: bool = cfg!(not(any(loom, shuttle)));
 pub(crate) fn spin_hint() {
     #[cfg(not(any(loom, shuttle)))]
     std::hint::spin_loop();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(shuttle)]
+    shuttle::thread::yield_now();
+}
+
+/// Gives the core to another runnable thread.
+#[inline]
+pub(crate) fn yield_now() {
+    #[cfg(not(any(loom, shuttle)))]
+    std::thread::yield_now();
     #[cfg(loom)]
     loom::thread::yield_now();
     #[cfg(shuttle)]
@@ -75,9 +108,12 @@ pub(crate) fn now() -> std::time::Instant {
 
 #[cfg(loom)]
 pub(crate) fn now() -> std::time::Instant {
-    use std::sync::{atomic, OnceLock};
+    use std::{cell::Cell, sync::OnceLock};
     static BASE: OnceLock<std::time::Instant> = OnceLock::new();
-    static TICKS: atomic::AtomicU64 = atomic::AtomicU64::new(0);
-    let ticks = TICKS.fetch_add(1, atomic::Ordering::Relaxed);
+    // Per OS thread, not global: loom runs all threads of one model on the
+    // thread that called `loom::model`, so the ticks a model sees depend only
+    // on its own schedule, not on models running beside it in other tests.
+    std::thread_local!(static TICKS: Cell<u64> = const { Cell::new(0) });
+    let ticks = TICKS.with(|t| t.replace(t.get() + 1));
     *BASE.get_or_init(std::time::Instant::now) + std::time::Duration::from_millis(ticks)
 }

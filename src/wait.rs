@@ -1,13 +1,20 @@
 //! The waiting policy: spin briefly, then park on the barrier's address.
 //!
-//! A waiter first re-reads the word for at most [`SPIN_NANOS`] (load-only, with
-//! a pause hint between loads), because a barrier episode on idle cores is over
-//! in well under a microsecond and parking costs a few microseconds each way.
-//! It skips the spin when the barrier has more participants than the machine
-//! has cores: then the thread it waits for is likely not running, and spinning
-//! would only take its core away. After the spin it sets `PARKED` and parks;
-//! whoever starts the next phase (or poisons the barrier) clears `PARKED` in
-//! the same RMW and wakes every parked thread.
+//! 1. **Spin** (threads <= cores): re-read the word for at most [`SPIN_NANOS`],
+//!    load-only, with pause hints between loads. A phase on idle cores
+//!    completes within a few hundred nanoseconds, while parking and being
+//!    woken costs several microseconds. Between loads a waiter pauses a little
+//!    longer the more arrivals the phase still owes ([`PAUSES_PER_PENDING`]),
+//!    so that it does not pull the cache line away from the arriving threads.
+//! 2. **Yield** (threads > cores): spinning would only keep the thread we wait
+//!    for off its core, so instead the waiter yields its core for at most
+//!    [`YIELD_NANOS`], re-reading the word after each yield.
+//! 3. **Park**: set `PARKED` and sleep in `parking_lot_core` keyed by the
+//!    barrier's address; whoever starts the next phase (or poisons the
+//!    barrier) clears `PARKED` in the same RMW and wakes every parked thread.
+//!
+//! Every number here was measured, not guessed (benches/RESULTS.md and the
+//! notes beside each constant).
 //!
 //! No wakeup is lost: the parker's `validate` re-reads the word under the
 //! parking lot's bucket lock and sleeps only if `PARKED` is still set and the
@@ -22,11 +29,25 @@ use crate::sync::{self, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// How long a waiter spins before it parks. A completed phase usually shows up
-/// within a few hundred nanoseconds; parking and being woken costs several
-/// microseconds, so spinning a little longer than one wake-up round trip is
-/// cheap insurance. Tuned with `benches/` (see `benches/RESULTS.md`).
+/// How long a waiter spins before it parks when every participant can have a
+/// core. 20 µs is several park/unpark round trips (3–8 µs each measured on the
+/// 2- and 16-core machines of benches/RESULTS.md), so a phase that completes
+/// within that time never pays for a sleep, and a longer wait burns at most
+/// 20 µs of CPU before sleeping.
 pub(crate) const SPIN_NANOS: u64 = 20_000;
+
+/// How long an oversubscribed waiter yields before it parks. Measured with 4
+/// and 8 threads on 2 cores and 32 threads on 16 cores: parking at once costs
+/// 7–53 µs per episode, yielding for up to 20–100 µs costs 1.7–14 µs, and
+/// CPU time per episode stays below `std::sync::Barrier`'s.
+pub(crate) const YIELD_NANOS: u64 = 50_000;
+
+/// Extra pause hints per still-owed arrival between two loads of the word,
+/// capped by [`MAX_EXTRA_PAUSES`]. 8 cut the 16-thread episode on 16 cores by
+/// about 15% (4.1 → 3.4 µs) and the 8-thread one by about 10%; the 2-thread
+/// episode is unaffected (one arrival owed means no extra pause).
+const PAUSES_PER_PENDING: u32 = 8;
+const MAX_EXTRA_PAUSES: u32 = 512;
 
 /// Spin iterations that take about [`SPIN_NANOS`] on this machine, measured
 /// once: the cost of a pause instruction varies tenfold across CPUs, so a
@@ -44,7 +65,7 @@ fn spin_iterations() -> u32 {
     })
 }
 
-/// Cores available to this process, read once.
+/// Cores available to this process (its affinity mask), read once.
 fn cores() -> u32 {
     static CORES: OnceLock<u32> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
@@ -73,16 +94,69 @@ pub(crate) fn wait_until<T>(
     if let Some(done) = check(s) {
         return Some(done);
     }
-    if sync::MAY_SPIN && s.expected() <= cores() && deadline.map_or(true, |d| d > sync::now()) {
-        for _ in 0..spin_iterations() {
-            sync::spin_hint();
-            // Acquire: as above.
-            if let Some(done) = check(state.load(Ordering::Acquire)) {
-                return Some(done);
-            }
+    if sync::MAY_SPIN {
+        let found = if s.expected() <= cores() {
+            spin(state, deadline, &check)
+        } else {
+            yield_cpu(state, deadline, &check)
+        };
+        if found.is_some() {
+            return found;
         }
     }
     park_until(state, key, deadline, check)
+}
+
+/// Stage 1: load-only spinning, for about [`SPIN_NANOS`].
+fn spin<T>(
+    state: &State,
+    deadline: Option<Instant>,
+    check: &impl Fn(Snapshot) -> Option<T>,
+) -> Option<T> {
+    if deadline.is_some_and(|d| d < sync::now() + Duration::from_nanos(SPIN_NANOS)) {
+        return None; // a short timed wait goes straight to the deadline-aware park
+    }
+    let budget = spin_iterations();
+    let mut spent = 0;
+    while spent < budget {
+        sync::spin_hint();
+        // Acquire: as in `wait_until`.
+        let s = state.load(Ordering::Acquire);
+        if let Some(done) = check(s) {
+            return Some(done);
+        }
+        let extra = s
+            .pending()
+            .saturating_sub(1)
+            .saturating_mul(PAUSES_PER_PENDING)
+            .min(MAX_EXTRA_PAUSES);
+        for _ in 0..extra {
+            sync::spin_hint();
+        }
+        spent += 1 + extra;
+    }
+    None
+}
+
+/// Stage 2 when oversubscribed: yield the core for about [`YIELD_NANOS`].
+fn yield_cpu<T>(
+    state: &State,
+    deadline: Option<Instant>,
+    check: &impl Fn(Snapshot) -> Option<T>,
+) -> Option<T> {
+    let start = sync::now();
+    let until = start + Duration::from_nanos(YIELD_NANOS);
+    let until = deadline.map_or(until, |d| d.min(until));
+    loop {
+        sync::yield_now();
+        // Acquire: as in `wait_until`.
+        if let Some(done) = check(state.load(Ordering::Acquire)) {
+            return Some(done);
+        }
+        if sync::now() >= until {
+            return None;
+        }
+    }
 }
 
 #[cold]
