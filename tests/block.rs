@@ -89,24 +89,32 @@ fn sync_orders_a_shared_memory_exchange() {
     const ROUNDS: u64 = 2_000;
     let barrier = BlockBarrier::new(THREADS);
     let shared: Vec<AtomicU64> = (0..THREADS).map(|_| AtomicU64::new(u64::MAX)).collect();
-    watchdog(60, || format!("{barrier:?}"), || {
-        std::thread::scope(|s| {
-            for rank in 0..THREADS {
-                let (barrier, shared) = (&barrier, &shared);
-                s.spawn(move || {
-                    let neighbour = (rank + 1) % THREADS;
-                    for round in 0..ROUNDS {
-                        // Relaxed on purpose: only the barrier orders these.
-                        shared[rank].store(round * 1_000 + rank as u64, Ordering::Relaxed);
-                        barrier.sync(); // read-after-write
-                        let seen = shared[neighbour].load(Ordering::Relaxed);
-                        assert_eq!(seen, round * 1_000 + neighbour as u64, "thread {rank}, round {round}");
-                        barrier.sync(); // write-after-read
-                    }
-                });
-            }
-        });
-    });
+    watchdog(
+        60,
+        || format!("{barrier:?}"),
+        || {
+            std::thread::scope(|s| {
+                for rank in 0..THREADS {
+                    let (barrier, shared) = (&barrier, &shared);
+                    s.spawn(move || {
+                        let neighbour = (rank + 1) % THREADS;
+                        for round in 0..ROUNDS {
+                            // Relaxed on purpose: only the barrier orders these.
+                            shared[rank].store(round * 1_000 + rank as u64, Ordering::Relaxed);
+                            barrier.sync(); // read-after-write
+                            let seen = shared[neighbour].load(Ordering::Relaxed);
+                            assert_eq!(
+                                seen,
+                                round * 1_000 + neighbour as u64,
+                                "thread {rank}, round {round}"
+                            );
+                            barrier.sync(); // write-after-read
+                        }
+                    });
+                }
+            });
+        },
+    );
 }
 
 /// A phase where one thread calls `sync()` and the other `sync_count()`
@@ -115,59 +123,73 @@ fn sync_orders_a_shared_memory_exchange() {
 #[test]
 fn a_mixed_phase_does_not_spoil_later_phases() {
     let barrier = BlockBarrier::new(2);
-    watchdog(30, || format!("{barrier:?}"), || {
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                barrier.sync(); // misuse: the other thread reduces
+    watchdog(
+        30,
+        || format!("{barrier:?}"),
+        || {
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    barrier.sync(); // misuse: the other thread reduces
+                    for phase in 0..100 {
+                        let count = barrier.sync_count(phase % 2 == 0);
+                        assert_eq!(count, 1 + usize::from(phase % 2 == 0), "phase {phase}");
+                    }
+                });
+                let _unspecified = barrier.sync_count(true);
                 for phase in 0..100 {
-                    let count = barrier.sync_count(phase % 2 == 0);
+                    let count = barrier.sync_count(true);
                     assert_eq!(count, 1 + usize::from(phase % 2 == 0), "phase {phase}");
                 }
             });
-            let _unspecified = barrier.sync_count(true);
-            for phase in 0..100 {
-                let count = barrier.sync_count(true);
-                assert_eq!(count, 1 + usize::from(phase % 2 == 0), "phase {phase}");
-            }
-        });
-    });
+        },
+    );
 }
 
 #[test]
 fn poison_releases_the_waiting_threads_with_a_panic() {
     let barrier = BlockBarrier::new(3);
     let entered = AtomicU64::new(0);
-    let messages = watchdog(30, || format!("{barrier:?}"), || {
-        std::thread::scope(|s| {
-            let waiters: Vec<_> = (0..2)
-                .map(|i| {
-                    let (barrier, entered) = (&barrier, &entered);
-                    s.spawn(move || {
-                        entered.fetch_add(1, Ordering::Relaxed);
-                        panic_message(|| {
-                            if i == 0 {
-                                barrier.sync()
-                            } else {
-                                let _ = barrier.sync_count(true);
-                            }
+    let messages = watchdog(
+        30,
+        || format!("{barrier:?}"),
+        || {
+            std::thread::scope(|s| {
+                let waiters: Vec<_> = (0..2)
+                    .map(|i| {
+                        let (barrier, entered) = (&barrier, &entered);
+                        s.spawn(move || {
+                            entered.fetch_add(1, Ordering::Relaxed);
+                            panic_message(|| {
+                                if i == 0 {
+                                    barrier.sync()
+                                } else {
+                                    let _ = barrier.sync_count(true);
+                                }
+                            })
                         })
                     })
-                })
-                .collect();
-            // Let them reach their wait (not needed for correctness: a
-            // poisoned barrier also panics on entry).
-            while entered.load(Ordering::Relaxed) < 2 {
-                std::thread::yield_now();
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            assert!(!barrier.is_poisoned());
-            barrier.poison();
-            assert!(barrier.is_poisoned());
-            waiters.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>()
-        })
-    });
+                    .collect();
+                // Let them reach their wait (not needed for correctness: a
+                // poisoned barrier also panics on entry).
+                while entered.load(Ordering::Relaxed) < 2 {
+                    std::thread::yield_now();
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                assert!(!barrier.is_poisoned());
+                barrier.poison();
+                assert!(barrier.is_poisoned());
+                waiters
+                    .into_iter()
+                    .map(|h| h.join().unwrap())
+                    .collect::<Vec<_>>()
+            })
+        },
+    );
     for m in messages {
-        assert!(m.starts_with("mbarrier: barrier poisoned by poison()"), "{m}");
+        assert!(
+            m.starts_with("mbarrier: barrier poisoned by poison()"),
+            "{m}"
+        );
     }
     // Later calls panic too, and poison() is idempotent.
     barrier.poison();

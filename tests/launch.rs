@@ -1,0 +1,205 @@
+//! `launch` and `Block`: rank order, borrowing, the `sync*` family through the
+//! block handle, and panics that poison the block instead of hanging it.
+
+mod common_block;
+
+use common_block::{message, mix, panic_message, watchdog};
+use mbarrier::{launch, Block};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// A kernel that uses everything a `Block` offers: ranks, a shared-memory
+/// exchange ordered by `sync`, and the reductions, checked in every thread.
+fn kernel_checks(threads: usize, rounds: u64) {
+    let shared: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(u64::MAX)).collect();
+    let entered = AtomicUsize::new(0);
+    let results = watchdog(
+        60,
+        || format!("{} threads entered", entered.load(Ordering::Relaxed)),
+        || {
+            launch(threads, |block: &Block| {
+                entered.fetch_add(1, Ordering::Relaxed);
+                let (rank, size) = (block.thread_rank(), block.size());
+                assert_eq!(size, threads);
+                assert_eq!(block.barrier().threads(), threads);
+                let neighbour = (rank + 1) % size;
+                for round in 0..rounds {
+                    // Relaxed on purpose: only the block's barrier orders these.
+                    shared[rank].store(round * 1_000 + rank as u64, Ordering::Relaxed);
+                    block.sync();
+                    assert_eq!(
+                        shared[neighbour].load(Ordering::Relaxed),
+                        round * 1_000 + neighbour as u64
+                    );
+                    let pred = |r: usize| mix(round << 16 | r as u64) % 3 == 0;
+                    let expected = (0..size).filter(|&r| pred(r)).count();
+                    assert_eq!(
+                        block.sync_count(pred(rank)),
+                        expected,
+                        "rank {rank}, round {round}"
+                    );
+                    assert_eq!(block.sync_and(pred(rank)), expected == size);
+                    assert_eq!(block.sync_or(pred(rank)), expected > 0);
+                }
+                rank * 10
+            })
+        },
+    );
+    assert_eq!(results, (0..threads).map(|r| r * 10).collect::<Vec<_>>());
+    assert_eq!(entered.load(Ordering::Relaxed), threads);
+}
+
+#[test]
+fn launch_one_thread() {
+    kernel_checks(1, 1_000);
+}
+
+#[test]
+fn launch_two_threads() {
+    kernel_checks(2, 1_000);
+}
+
+#[test]
+fn launch_sixteen_threads() {
+    kernel_checks(16, 100);
+}
+
+#[test]
+fn launch_sixty_four_threads() {
+    kernel_checks(64, 20);
+}
+
+#[test]
+fn the_kernel_borrows_from_the_caller_and_results_come_in_rank_order() {
+    let names: Vec<String> = (0..5).map(|i| format!("t{i}")).collect();
+    let got = watchdog(30, String::new, || {
+        launch(5, |block| names[4 - block.thread_rank()].clone())
+    });
+    assert_eq!(got, ["t4", "t3", "t2", "t1", "t0"]);
+}
+
+#[test]
+fn launch_zero_threads_panics() {
+    assert_eq!(
+        panic_message(|| launch(0, |_| ())),
+        "mbarrier: launch(0, _): the thread count must be in 1 ..= 1048575 (Barrier::MAX)"
+    );
+}
+
+/// The root cause's payload type, so the test can tell it from any string.
+#[derive(Debug, PartialEq)]
+struct Boom(usize);
+
+/// Rank 5 of 16 panics while the other 15 are in `sync()` (parked by then:
+/// rank 5 waits until all have arrived and then some): `launch` must return,
+/// and re-raise rank 5's own payload.
+#[test]
+fn a_panicking_thread_releases_the_others_and_launch_re_raises_its_payload() {
+    const THREADS: usize = 16;
+    let passed = AtomicUsize::new(0);
+    let seen_poisoned = AtomicUsize::new(0);
+    let result = watchdog(
+        60,
+        || format!("{} threads passed sync", passed.load(Ordering::Relaxed)),
+        || {
+            catch_unwind(AssertUnwindSafe(|| {
+                launch(THREADS, |block| {
+                    if block.thread_rank() == 5 {
+                        // Wait until the 15 others have arrived (pending: 1) ...
+                        while !format!("{:?}", block.barrier()).contains("pending: 1,") {
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                        // ... and give them time to stop spinning and park.
+                        std::thread::sleep(Duration::from_millis(50));
+                        std::panic::panic_any(Boom(5));
+                    }
+                    let synced = catch_unwind(|| block.sync());
+                    if let Err(payload) = &synced {
+                        let m = message(&**payload).unwrap_or_default();
+                        assert!(
+                            m.starts_with("mbarrier: barrier poisoned by poison()"),
+                            "{m}"
+                        );
+                        seen_poisoned.fetch_add(1, Ordering::Relaxed);
+                    }
+                    synced.unwrap_or_else(|p| std::panic::resume_unwind(p));
+                    passed.fetch_add(1, Ordering::Relaxed);
+                })
+            }))
+        },
+    );
+    let payload = result.expect_err("launch must re-raise the panic");
+    assert_eq!(payload.downcast_ref::<Boom>(), Some(&Boom(5)));
+    assert_eq!(passed.load(Ordering::Relaxed), 0);
+    assert_eq!(seen_poisoned.load(Ordering::Relaxed), THREADS - 1);
+}
+
+/// Even when a poisoned-barrier panic is caught first, the root cause wins.
+/// Rank 1 poisons the barrier by hand, waits until rank 2 has panicked out of
+/// `sync` (and a little longer, so rank 2's panic is surely caught first),
+/// then panics itself.
+#[test]
+fn a_root_cause_wins_over_earlier_poisoned_barrier_panics() {
+    let rank2_unwinding = AtomicBool::new(false);
+    let result = watchdog(30, String::new, || {
+        catch_unwind(AssertUnwindSafe(|| {
+            launch(3, |block| match block.thread_rank() {
+                1 => {
+                    block.barrier().poison();
+                    while !rank2_unwinding.load(Ordering::Relaxed) {
+                        std::thread::yield_now();
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                    panic!("root cause in rank 1");
+                }
+                2 => {
+                    struct Flag<'a>(&'a AtomicBool);
+                    impl Drop for Flag<'_> {
+                        fn drop(&mut self) {
+                            self.0.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    let _flag = Flag(&rank2_unwinding);
+                    block.sync();
+                    unreachable!("the barrier is poisoned");
+                }
+                _ => {} // rank 0 returns without syncing
+            })
+        }))
+    });
+    let payload = result.expect_err("launch must re-raise the panic");
+    assert_eq!(message(&*payload), Some("root cause in rank 1"));
+}
+
+/// With no panic other than the poisoning's consequences, `launch` re-raises
+/// one of those.
+#[test]
+fn only_poisoned_barrier_panics_re_raise_one_of_them() {
+    let m = watchdog(30, String::new, || {
+        panic_message(|| {
+            launch(4, |block| {
+                if block.thread_rank() == 0 {
+                    block.barrier().poison();
+                }
+                block.sync();
+            })
+        })
+    });
+    assert!(
+        m.starts_with("mbarrier: barrier poisoned by poison()"),
+        "{m}"
+    );
+}
+
+#[test]
+fn block_debug_shows_rank_and_size() {
+    let got = launch(2, |block| format!("{block:?}"));
+    assert_eq!(
+        got,
+        [
+            "Block { thread_rank: 0, size: 2 }",
+            "Block { thread_rank: 1, size: 2 }"
+        ]
+    );
+}
