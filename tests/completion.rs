@@ -32,14 +32,16 @@ fn completion_runs_once_per_phase_when_the_last_arrival_lands() {
 fn completion_state_persists_across_phases() {
     let seen = Mutex::new(Vec::new());
     let mut phase = 0u32;
-    let b = Barrier::with_completion(1, || {
-        seen.lock().unwrap().push(phase);
-        phase += 1;
-    });
-    for _ in 0..4 {
-        drop(b.arrive());
+    {
+        let b = Barrier::with_completion(1, || {
+            seen.lock().unwrap().push(phase);
+            phase += 1;
+        });
+        for _ in 0..4 {
+            drop(b.arrive());
+        }
     }
-    drop(b);
+    assert_eq!(phase, 4);
     assert_eq!(*seen.lock().unwrap(), vec![0, 1, 2, 3]);
 }
 
