@@ -1,11 +1,100 @@
 //! CUDA's block-level synchronization for CPU threads.
 //!
-//! - [`Barrier`]: the asynchronous barrier (`cuda::barrier`, PTX `mbarrier`):
-//!   split [`arrive`](Barrier::arrive) / [`wait`](Barrier::wait), phases and
-//!   parity waits, [`arrive_and_drop`](Barrier::arrive_and_drop), a completion
-//!   function, transaction counts, timed waits and poisoning, all in one
-//!   `AtomicU64`.
-//! - [`ArrivalToken`], [`BarrierWaitResult`], [`Completion`]: its companions.
+//! `mbarrier` brings the asynchronous barrier of CUDA (`cuda::barrier`, the
+//! PTX `mbarrier` object) and the `__syncthreads` / `__syncwarp` family to
+//! ordinary threads. Where `std::sync::Barrier` only offers "arrive and block",
+//! [`Barrier`] splits arriving from waiting, tracks phases, lets participants
+//! leave, runs a completion function once per phase, holds a phase open for
+//! transaction counts, and keeps its whole state in one `AtomicU64`.
+//!
+//! # Items
+//!
+//! - [`Barrier`]: split [`arrive`](Barrier::arrive) / [`wait`](Barrier::wait),
+//!   [`arrive_and_wait`](Barrier::arrive_and_wait), parity waits
+//!   ([`wait_parity`](Barrier::wait_parity), [`try_wait_parity`](Barrier::try_wait_parity)),
+//!   timed waits, [`arrive_and_drop`](Barrier::arrive_and_drop), a completion
+//!   function ([`Barrier::with_completion`]), transaction counts
+//!   ([`expect_tx`](Barrier::expect_tx), [`complete_tx`](Barrier::complete_tx),
+//!   [`arrive_tx`](Barrier::arrive_tx)) and [`poison`](Barrier::poison).
+//! - [`ArrivalToken`]: proof of an arrival, waited on with [`Barrier::wait`].
+//! - [`BarrierWaitResult`]: what [`Barrier::arrive_and_wait`] returns (`is_leader`).
+//! - [`Completion`]: the (sealed) bound on a barrier's completion function.
+//! - [`BlockBarrier`]: `__syncthreads()` and `__syncthreads_count/and/or`.
+//! - [`WarpBarrier`]: `__syncwarp(mask)` for up to 64 lanes.
+//! - [`launch`] and [`Block`]: run a closure on a CPU "thread block", with
+//!   `thread_rank()`, `size()` and `sync()` as in `cooperative_groups`.
+//!
+//! # Example
+//!
+//! ```
+//! use mbarrier::Barrier;
+//! use std::sync::atomic::{AtomicU64, Ordering};
+//!
+//! let partial = [AtomicU64::new(0), AtomicU64::new(0)];
+//! let barrier = Barrier::new(2);
+//! std::thread::scope(|s| {
+//!     for (rank, mine) in partial.iter().enumerate() {
+//!         let (partial, barrier) = (&partial, &barrier);
+//!         s.spawn(move || {
+//!             mine.store(rank as u64 + 1, Ordering::Relaxed);
+//!             let token = barrier.arrive(); // publish, don't block
+//!             let local: u64 = (0..1000).sum(); // overlap independent work
+//!             barrier.wait(token); // now every partial is visible
+//!             let total: u64 = partial.iter().map(|p| p.load(Ordering::Relaxed)).sum();
+//!             assert_eq!(total + local - 499_500, 3);
+//!         });
+//!     }
+//! });
+//! ```
+//!
+//! # Memory ordering
+//!
+//! As for C++'s `std::barrier`, extended to transaction counts: everything a
+//! thread did before its arrival (or `expect_tx` / `complete_tx`)
+//! happens-before the phase's completion function, and both happen-before
+//! every wait for that phase returning, and every `try_wait*` that returns
+//! true for it.
+//!
+//! # Waiting
+//!
+//! A waiter spins briefly on the word (or, when there are more participants
+//! than cores, yields its core), then parks in `parking_lot_core`'s global
+//! table keyed by the barrier's address, so a barrier costs nothing beyond its
+//! 8 bytes. The thread that completes a phase wakes the parked threads only
+//! if there are any.
+//!
+//! # Decisions where the contract is silent
+//!
+//! - **The completion window.** An arrival (or tx operation) that comes while
+//!   the previous phase's completion function runs waits until the next phase
+//!   has started, then counts for it: keep completion functions short.
+//! - **Poisoning is terminal and keeps the first cause.** A poisoned word
+//!   keeps its phase and expected count but no longer tracks pending arrivals
+//!   or the transaction count (`Debug` shows them as 0). `poison()` during a
+//!   completion function takes effect when the function returns, and that
+//!   phase does not complete. Calling `poison()` again does nothing.
+//! - **Zero transactions.** `expect_tx(0)` and `complete_tx(0)` are allowed
+//!   and change nothing (they still panic on a poisoned or retired barrier).
+//! - **Tokens in debug builds** carry their barrier's address, so a token
+//!   used on another barrier panics in `wait*` and in `try_wait`. A barrier
+//!   moved between `arrive` and `wait` (only possible when one thread owns it)
+//!   counts as another barrier there.
+//! - **Parity of a phase not yet begun.** `try_wait_parity(p)` only compares
+//!   parities: on a fresh barrier (phase 0), `try_wait_parity(true)` is true,
+//!   as for the hardware, whose phase "-1" counts as completed.
+//! - **Panics and unwinding.** `Barrier` is `RefUnwindSafe`: every operation
+//!   checks before it mutates, so a caught misuse panic leaves it usable.
+//!   A completion function that panics poisons the barrier even when it runs
+//!   inside a `Drop` during another panic; one that returns does not.
+//! - **Phase numbers in messages** are modulo 4, the phase bits the word keeps.
+//! - `BarrierWaitResult` is not `#[must_use]`, as in `std`.
+//!
+//! # Model checking
+//!
+//! With `RUSTFLAGS="--cfg loom"` the crate's atomics, cells and parking switch
+//! to [loom](https://docs.rs/loom)'s models (`loom-tests/`), and with
+//! `--cfg shuttle` to [shuttle](https://docs.rs/shuttle)'s, for randomized
+//! schedules. Nothing changes for normal builds.
 //!
 //! ## CUDA's __syncthreads family
 //!
