@@ -7,7 +7,7 @@ mod common;
 use common::{dbg, panic_message, panic_of, watchdog};
 use mbarrier::{ArrivalToken, Barrier, Completion};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -193,6 +193,30 @@ fn poison_inside_the_completion_takes_effect_when_it_returns() {
     drop(u);
 }
 
+static SELF_POISON_LEADER: OnceLock<Barrier<fn()>> = OnceLock::new();
+
+fn poison_leader_inside_completion() {
+    SELF_POISON_LEADER.get().expect("barrier set").poison();
+}
+
+#[test]
+fn arrive_and_wait_whose_completion_poisons_the_barrier_panics() {
+    // The completer's arrive_and_wait must not return (as leader) for a phase
+    // that did not complete: poison() during the completion means the phase
+    // does not complete, and waits on a poisoned barrier panic.
+    let b = SELF_POISON_LEADER
+        .get_or_init(|| Barrier::with_completion(1, poison_leader_inside_completion as fn()));
+    let result = catch_unwind(|| b.arrive_and_wait());
+    assert!(b.is_poisoned());
+    assert!(!b.phase_parity(), "phase 0 did not complete");
+    let payload = result.expect_err("arrive_and_wait returned for a phase that never completed");
+    let message = panic_message(&*payload);
+    assert!(
+        message.starts_with("mbarrier: barrier poisoned by poison() (seen by arrive_and_wait"),
+        "{message}"
+    );
+}
+
 // ---- multi-threaded ----------------------------------------------------------------
 
 #[test]
@@ -361,4 +385,50 @@ fn arrival_during_a_panicking_completion_panics_instead_of_hanging() {
                 .to_owned()
         ]
     );
+}
+
+#[test]
+fn poison_during_the_completion_makes_every_arrive_and_wait_panic() {
+    let in_completion = AtomicBool::new(false);
+    let poisoned = AtomicBool::new(false);
+    let b = Barrier::with_completion(2, || {
+        in_completion.store(true, Ordering::Release);
+        while !poisoned.load(Ordering::Acquire) {
+            thread::yield_now();
+        }
+    });
+    let results = watchdog(
+        20,
+        || dbg(&b),
+        || {
+            thread::scope(|s| {
+                let threads: Vec<_> = (0..2)
+                    .map(|_| {
+                        s.spawn(|| {
+                            catch_unwind(|| b.arrive_and_wait().is_leader())
+                                .map_err(|p| panic_message(&*p))
+                        })
+                    })
+                    .collect();
+                while !in_completion.load(Ordering::Acquire) {
+                    thread::yield_now();
+                }
+                b.poison();
+                poisoned.store(true, Ordering::Release);
+                threads
+                    .into_iter()
+                    .map(|t| t.join().unwrap())
+                    .collect::<Vec<_>>()
+            })
+        },
+    );
+    assert!(b.is_poisoned() && !b.phase_parity(), "{b:?}");
+    for result in results {
+        let message =
+            result.expect_err("an arrive_and_wait returned although phase 0 never completed");
+        assert!(
+            message.starts_with("mbarrier: barrier poisoned by poison() (seen by arrive_and_wait"),
+            "{message}"
+        );
+    }
 }

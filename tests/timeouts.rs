@@ -57,12 +57,19 @@ fn duration_max_waits_until_the_phase_completes() {
             thread::scope(|s| {
                 let waiter = s.spawn(|| b.wait_timeout(b.arrive(), Duration::MAX).is_ok());
                 let observer = s.spawn(|| b.wait_parity_timeout(false, Duration::MAX));
+                // A deadline far away but representable: the park must not
+                // overflow converting it, nor time out early.
+                let far = s.spawn(|| b.wait_parity_timeout(false, Duration::from_secs(1 << 40)));
                 while dbg(&b) != running(false, 1, 2, 0) {
                     thread::yield_now();
                 }
+                // Let the waiters get past spinning into their parked sleep
+                // (asserted the same either way).
+                thread::sleep(Duration::from_millis(20));
                 drop(b.arrive());
                 assert!(waiter.join().unwrap());
                 assert!(observer.join().unwrap());
+                assert!(far.join().unwrap());
             });
         },
     );
