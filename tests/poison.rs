@@ -304,6 +304,9 @@ fn panicking_completion_reaches_every_waiter_as_a_panic() {
     let b = Barrier::with_completion(THREADS, move || {
         phase += 1;
         if phase == 2 {
+            // Give the other threads time to get past spinning and park
+            // (asserted the same either way).
+            thread::sleep(Duration::from_millis(30));
             panic!("completion of phase 1 failed");
         }
     });

@@ -269,6 +269,26 @@ fn parity_observers_that_never_arrive_see_each_phase_complete() {
 }
 
 #[test]
+fn token_can_be_waited_on_by_another_thread() {
+    let b = Barrier::new(2);
+    watchdog(
+        20,
+        || dbg(&b),
+        || {
+            let t = b.arrive();
+            thread::scope(|s| {
+                let waiter = s.spawn(|| {
+                    b.wait(t);
+                    b.phase_parity()
+                });
+                drop(b.arrive());
+                assert!(waiter.join().unwrap());
+            });
+        },
+    );
+}
+
+#[test]
 fn arrive_n_from_several_threads_counts_every_arrival() {
     const THREADS: usize = 4;
     const PHASES: usize = 500;
@@ -291,4 +311,73 @@ fn arrive_n_from_several_threads_counts_every_arrival() {
         },
     );
     assert_eq!(dbg(&b), running(PHASES % 2 == 1, 10, 10, 0));
+}
+
+/// CPU time this thread has run, from the kernel's scheduler statistics.
+#[cfg(target_os = "linux")]
+fn thread_cpu_time() -> std::time::Duration {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat");
+    let nanos: u64 = stat.split_whitespace().next().unwrap().parse().unwrap();
+    std::time::Duration::from_nanos(nanos)
+}
+
+/// CPU time `f` used on this thread.
+#[cfg(target_os = "linux")]
+fn cpu_of(f: impl FnOnce()) -> std::time::Duration {
+    let start = thread_cpu_time();
+    f();
+    thread_cpu_time() - start
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn long_waits_sleep_instead_of_burning_cpu() {
+    use std::time::Duration;
+    const WAIT: Duration = Duration::from_millis(300);
+    const MAX_CPU: Duration = Duration::from_millis(30);
+    let b = Barrier::new(4);
+    let cpu = watchdog(
+        20,
+        || dbg(&b),
+        || {
+            thread::scope(|s| {
+                let waiters = [
+                    s.spawn(|| {
+                        let t = b.arrive();
+                        cpu_of(|| b.wait(t))
+                    }),
+                    s.spawn(|| {
+                        let t = b.arrive();
+                        cpu_of(|| assert!(b.wait_timeout(t, Duration::MAX).is_ok()))
+                    }),
+                    s.spawn(|| {
+                        cpu_of(|| {
+                            let _ = b.arrive_and_wait();
+                        })
+                    }),
+                    s.spawn(|| cpu_of(|| assert!(b.wait_parity_timeout(false, Duration::MAX)))),
+                ];
+                while dbg(&b) != running(false, 1, 4, 0) {
+                    thread::yield_now();
+                }
+                thread::sleep(WAIT);
+                drop(b.arrive());
+                waiters.map(|w| w.join().unwrap())
+            })
+        },
+    );
+    for (kind, used) in [
+        "wait",
+        "wait_timeout(MAX)",
+        "arrive_and_wait",
+        "wait_parity_timeout(MAX)",
+    ]
+    .iter()
+    .zip(cpu)
+    {
+        assert!(
+            used < MAX_CPU,
+            "{kind} used {used:?} of CPU while waiting {WAIT:?}"
+        );
+    }
 }
