@@ -4,7 +4,7 @@
 use crate::state::{self, Poison, Snapshot, State};
 use crate::sync::{thread_local, Ordering, UnsafeCell};
 use crate::wait;
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -249,11 +249,36 @@ struct Arrival {
     completed: bool,
 }
 
+/// One barrier whose completion function this thread is running; the nodes
+/// live in the frames of `run_completion` and are chained innermost first.
+struct Running {
+    barrier: usize,
+    outer: *const Running,
+}
+
 thread_local! {
-    /// Addresses of the barriers whose completion function this thread is
-    /// running (innermost last), so that a barrier's own waits and arrivals
-    /// inside its completion panic instead of deadlocking.
-    static COMPLETING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    /// The innermost completion this thread is running, so that a barrier's
+    /// own waits and arrivals inside its completion panic instead of
+    /// deadlocking. A plain `Cell` of a pointer has no destructor, so it stays
+    /// usable from thread-local destructors (which may arrive, too).
+    static RUNNING: Cell<*const Running> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Whether this thread is running the completion function of `barrier`.
+fn running_completion_of(barrier: usize) -> bool {
+    let mut node = RUNNING.with(Cell::get);
+    while !node.is_null() {
+        // SAFETY: every node in the chain lives in a `run_completion` frame
+        // that is still active on this thread: it is linked in before the
+        // completion function runs and unlinked by `Finish::drop` before that
+        // frame ends, innermost first.
+        let running = unsafe { &*node };
+        if running.barrier == barrier {
+            return true;
+        }
+        node = running.outer;
+    }
+    false
 }
 
 /// Prefix of every panic message caused by a poisoned barrier; `launch` uses
@@ -542,7 +567,7 @@ impl<F: Completion> Barrier<F> {
     pub fn arrive_and_wait(&self) -> BarrierWaitResult {
         let arrival = self.update(Op::ArriveAndWait);
         if !arrival.completed {
-            self.wait_phase("arrive_and_wait", arrival.phase, None);
+            self.wait_phase("arrive_and_wait()", arrival.phase, None);
         }
         BarrierWaitResult {
             is_leader: arrival.completed,
@@ -863,18 +888,21 @@ impl<F: Completion> Barrier<F> {
             };
             match result {
                 Ok(()) => {
-                    if completes {
-                        if F::IS_NONE {
+                    let completed = match (completes, F::IS_NONE) {
+                        (false, _) => false,
+                        (true, true) => {
                             if s.parked() {
                                 crate::park::unpark_all(self.key());
                             }
-                        } else {
-                            self.run_completion();
+                            true
                         }
-                    }
+                        // A `poison()` during the completion function ends the
+                        // phase poisoned instead: then it did not complete.
+                        (true, false) => self.run_completion(),
+                    };
                     return Arrival {
                         phase: s.phase(),
-                        completed: completes,
+                        completed,
                     };
                 }
                 Err(found) => s = found,
@@ -895,31 +923,33 @@ impl<F: Completion> Barrier<F> {
 
     #[track_caller]
     fn check_not_own_completion(&self, op: &dyn fmt::Display) {
-        let key = self.key();
-        if COMPLETING.with(|running| running.borrow().contains(&key)) {
+        if running_completion_of(self.key()) {
             panic!("mbarrier: {op}: called inside this barrier's own completion function, where it would deadlock");
         }
     }
 
-    /// Runs the completion function of `phase`, then starts the next phase
-    /// (or, if it panics, poisons the barrier) and wakes the parked threads.
+    /// Runs the completion function, then starts the next phase (or, if it
+    /// unwinds or `poison()` was called meanwhile, poisons the barrier) and
+    /// wakes the parked threads. Returns whether the next phase started.
     #[cold]
-    fn run_completion(&self) {
+    fn run_completion(&self) -> bool {
         /// Ends the completing state, also when the completion function
         /// unwinds. Whether it did is `returned`, not `thread::panicking()`:
         /// a completion run by a `Drop` during another panic's unwinding
         /// (or, under loom, beside an unwinding model thread) can return.
         struct Finish<'a, F: Completion> {
             barrier: &'a Barrier<F>,
+            running: &'a Running,
             returned: bool,
         }
-        impl<F: Completion> Drop for Finish<'_, F> {
-            fn drop(&mut self) {
+        impl<F: Completion> Finish<'_, F> {
+            /// Leaves the completing state; true if the next phase started.
+            fn finish(&self) -> bool {
                 let barrier = self.barrier;
-                COMPLETING.with(|running| running.borrow_mut().pop());
+                RUNNING.with(|head| head.set(self.running.outer));
                 // Relaxed: seeds the CAS loop.
                 let mut s = barrier.state.load(Ordering::Relaxed);
-                loop {
+                let new = loop {
                     debug_assert!(s.is_completing());
                     let new = if !self.returned {
                         s.poisoned(Poison::Completion)
@@ -931,19 +961,31 @@ impl<F: Completion> Barrier<F> {
                     // Release: publishes the completion function's writes
                     // with the new phase (state.rs, point 3).
                     match barrier.state.cas(s, new, Ordering::Release) {
-                        Ok(()) => break,
+                        Ok(()) => break new,
                         Err(found) => s = found,
                     }
-                }
+                };
                 if s.parked() {
                     crate::park::unpark_all(barrier.key());
                 }
+                new.poison().is_none()
+            }
+        }
+        impl<F: Completion> Drop for Finish<'_, F> {
+            fn drop(&mut self) {
+                // Only reached by unwinding: the normal path forgets `self`.
+                self.finish();
             }
         }
 
-        COMPLETING.with(|running| running.borrow_mut().push(self.key()));
+        let running = Running {
+            barrier: self.key(),
+            outer: RUNNING.with(Cell::get),
+        };
+        RUNNING.with(|head| head.set(&running));
         let mut finish = Finish {
             barrier: self,
+            running: &running,
             returned: false,
         };
         self.completion.with_mut(|f| {
@@ -954,6 +996,9 @@ impl<F: Completion> Barrier<F> {
             unsafe { (*f).run() }
         });
         finish.returned = true;
+        let started = finish.finish();
+        std::mem::forget(finish);
+        started
     }
 
     #[track_caller]
