@@ -130,3 +130,8 @@ pub use barrier::{ArrivalToken, Barrier, BarrierWaitResult, Completion};
 pub use block::BlockBarrier;
 pub use launch::{launch, Block};
 pub use warp::WarpBarrier;
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
