@@ -101,6 +101,14 @@ pub struct WarpBarrier {
 
 impl WarpBarrier {
     /// The most lanes a `WarpBarrier` can have: one per bit of the mask.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mbarrier::WarpBarrier;
+    /// let warp = WarpBarrier::new(WarpBarrier::MAX_LANES);
+    /// assert_eq!(warp.full_mask(), u64::MAX);
+    /// ```
     pub const MAX_LANES: usize = 64;
 
     /// Creates a group of `lanes` lanes, none of which has synced yet.
