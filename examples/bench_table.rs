@@ -58,12 +58,19 @@ fn parse() -> Opts {
     let mut explicit = (false, false);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        let mut val = |name: &str| args.next().unwrap_or_else(|| panic!("{name} needs a value"));
+        let mut val = |name: &str| {
+            args.next()
+                .unwrap_or_else(|| panic!("{name} needs a value"))
+        };
         match a.as_str() {
             "--threads" => {
                 o.threads = val("--threads")
                     .split(',')
-                    .map(|t| t.trim().parse().expect("--threads: a comma-separated list of counts"))
+                    .map(|t| {
+                        t.trim()
+                            .parse()
+                            .expect("--threads: a comma-separated list of counts")
+                    })
                     .collect();
                 assert!(
                     o.threads.iter().all(|&n| (1..=64).contains(&n)),
@@ -75,7 +82,9 @@ fn parse() -> Opts {
                 explicit.0 = true;
             }
             "--budget-ms" => {
-                o.budget = Duration::from_millis(val("--budget-ms").parse().expect("--budget-ms: a number"));
+                o.budget = Duration::from_millis(
+                    val("--budget-ms").parse().expect("--budget-ms: a number"),
+                );
                 explicit.1 = true;
             }
             "--quick" => o.quick = true,
@@ -102,6 +111,9 @@ fn parse() -> Opts {
 }
 
 type Measure = Box<dyn Fn(usize, Duration) -> Option<Sample>>;
+
+/// `(threads, kind index)` -> (ns per episode, CPU ns per episode), one per round.
+type Results = BTreeMap<(usize, usize), (Vec<f64>, Vec<f64>)>;
 
 fn measure<K: Kind>(n: usize, budget: Duration) -> Option<Sample> {
     let pool = Pool::new::<K>(n);
@@ -209,37 +221,69 @@ fn main() {
         ("dissemination", spin::<Dissemination>(o.quick)),
     ];
     let policies = [
-        Policy::Current { spin_ns: 20_000 },
+        Policy::ParkOver { spin_ns: 20_000 },
+        Policy::YieldOver {
+            spin_ns: 20_000,
+            yield_ns: 20_000,
+        },
+        Policy::YieldOver {
+            spin_ns: 20_000,
+            yield_ns: 50_000,
+        },
+        Policy::YieldOver {
+            spin_ns: 20_000,
+            yield_ns: 200_000,
+        },
+        Policy::SpinYield {
+            spin_ns: 2_000,
+            yield_ns: 50_000,
+        },
+        Policy::Adaptive {
+            spin_ns: 20_000,
+            yield_ns: 50_000,
+            slow_ns: 200_000,
+            off_ns: 20_000_000,
+        },
         Policy::SpinAlways { spin_ns: 20_000 },
-        Policy::YieldOver { spin_ns: 20_000, yield_ns: 20_000 },
-        Policy::YieldOver { spin_ns: 20_000, yield_ns: 200_000 },
-        Policy::SpinYield { spin_ns: 2_000, yield_ns: 50_000 },
     ];
     if o.policies {
         for p in policies {
-            kinds.push((Box::leak(format!("proto {}", p.label()).into_boxed_str()), proto(p)));
+            kinds.push((
+                Box::leak(format!("proto {}", p.label()).into_boxed_str()),
+                proto(p),
+            ));
         }
     }
-    // results[(n, kind)] = (ns samples, cpu samples)
-    let mut results: BTreeMap<(usize, usize), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    let mut results = Results::new();
     for &n in &o.threads {
         for r in 0..o.rounds {
             for k in 0..kinds.len() {
                 let k = (k + r) % kinds.len();
                 let e = results.entry((n, k)).or_default();
-                if let Some(s) = (kinds[k].1)(n, o.budget) {
+                let t = Instant::now();
+                let sample = (kinds[k].1)(n, o.budget);
+                eprintln!(
+                    "[{:6.1} s] {n} threads, round {r}, {}: {} ns/episode ({:.2} s)",
+                    started.elapsed().as_secs_f64(),
+                    kinds[k].0,
+                    sample.map_or("-".into(), |s| fmt_ns(s.ns())),
+                    t.elapsed().as_secs_f64()
+                );
+                if let Some(s) = sample {
                     e.0.push(s.ns());
                     e.1.extend(s.cpu());
                 }
             }
         }
     }
-    let med = |results: &mut BTreeMap<(usize, usize), (Vec<f64>, Vec<f64>)>, n, k| {
+    let med = |results: &mut Results, n, k| {
         let e = results.get_mut(&(n, k)).unwrap();
         (median(&mut e.0), median(&mut e.1))
     };
 
-    println!("\n## Episode latency: median ns per episode (all threads arrive_and_wait in a loop)\n");
+    println!(
+        "\n## Episode latency: median ns per episode (all threads arrive_and_wait in a loop)\n"
+    );
     println!("| threads | cores | mbarrier | std | hurdles | sense spin | dissemination | std / mb | mb / best peer | mb / dissemination |");
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut rows = Vec::new();
@@ -286,7 +330,12 @@ fn main() {
         println!("|---:|---:|{}", "---:|".repeat(policies.len()));
         for &n in &o.threads {
             let m = med(&mut results, n, 0);
-            print!("| {n}{} | {} / {} |", if n > c { " (over)" } else { "" }, fmt_ns(m.0), fmt_ns(m.1));
+            print!(
+                "| {n}{} | {} / {} |",
+                if n > c { " (over)" } else { "" },
+                fmt_ns(m.0),
+                fmt_ns(m.1)
+            );
             for k in 5..kinds.len() {
                 let v = med(&mut results, n, k);
                 print!(" {} / {} |", fmt_ns(v.0), fmt_ns(v.1));
@@ -295,6 +344,7 @@ fn main() {
         }
     }
 
+    eprintln!("[{:6.1} s] fuzzy", started.elapsed().as_secs_f64());
     // ---- fuzzy barrier ---------------------------------------------------------
     let f = Fuzzy::DEFAULT;
     let phases = (o.budget.as_nanos() as u64 / 20_000).max(50);
@@ -315,7 +365,11 @@ fn main() {
     println!("Median µs per phase ({phases} phases per run). Hidden = (joined - split) / (joined - ideal), ideal = max(slow work, fast + independent work, mean work per thread).\n");
     println!("| threads | mbarrier arrive_and_wait | mbarrier split arrive/work/wait | std wait | ideal | imbalance hidden by the split |");
     println!("|---:|---:|---:|---:|---:|---:|");
-    let modes = [FuzzyMode::MbJoined, FuzzyMode::MbSplit, FuzzyMode::StdJoined];
+    let modes = [
+        FuzzyMode::MbJoined,
+        FuzzyMode::MbSplit,
+        FuzzyMode::StdJoined,
+    ];
     for &n in &fuzzy_threads {
         let mut v: Vec<Vec<f64>> = vec![Vec::new(); 3];
         for r in 0..o.rounds {
@@ -337,6 +391,7 @@ fn main() {
         fuzzy_rows.push((n, hidden));
     }
 
+    eprintln!("[{:6.1} s] wake", started.elapsed().as_secs_f64());
     // ---- wake latency ------------------------------------------------------------
     let samples = if o.quick { 20 } else { 300 };
     println!("\n## Wake latency after parking: completer sleeps 1 ms, then arrives; time until each parked waiter runs ({samples} wakes per waiter)\n");
@@ -353,8 +408,18 @@ fn main() {
         }
     }
 
+    eprintln!("[{:6.1} s] pipeline", started.elapsed().as_secs_f64());
     // ---- pipeline ---------------------------------------------------------------------
-    let items: u64 = if o.quick { 5_000 } else { 50_000 };
+    // Items per run: as many as fit in the budget at the slowest pipeline's pace.
+    let slowest = [
+        PipeKind::MbParity,
+        PipeKind::StdLockstep,
+        PipeKind::MbLockstep,
+    ]
+    .map(|k| pipeline(k, 200).as_secs_f64() / 200.0)
+    .into_iter()
+    .fold(0.0, f64::max);
+    let items = ((o.budget.as_secs_f64() / slowest) as u64).clamp(200, 1_000_000);
     println!("\n## Double-buffer pipeline, producer -> consumer, {} B items, {items} items per run: median items/s\n", ITEM_WORDS * 8);
     println!("| pipeline | items/s | vs std lockstep |");
     println!("|---|---:|---:|");
@@ -375,6 +440,7 @@ fn main() {
         println!("| {} | {:.3e} | {:.2}x |", pipes[k].0, pm[k], pm[k] / pm[1]);
     }
 
+    eprintln!("[{:6.1} s] single", started.elapsed().as_secs_f64());
     // ---- single thread ---------------------------------------------------------------
     let iters: u64 = if o.quick { 200_000 } else { 2_000_000 };
     println!("\n## Single-thread costs: median ns per call\n");

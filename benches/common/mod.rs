@@ -103,9 +103,11 @@ impl Kind for Hurdles {
     }
 }
 
-/// Cores available to this process.
+/// Cores available to this process, read once (`available_parallelism`
+/// reads cgroup files: far too slow for a wait path).
 pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// This thread's on-CPU time in ns (`/proc/thread-self/schedstat`), if readable.
@@ -141,8 +143,14 @@ struct Shared {
     exit: AtomicBool,
     /// Every thread stops once it has completed this many episodes.
     stop_at: AtomicU64,
-    /// Thread 0 moves `stop_at` once this much time has passed (0: fixed count).
-    budget_ns: AtomicU64,
+    /// Whether the run is time-limited (else a fixed count).
+    timed: AtomicBool,
+    /// Set by the pool's owner once the time budget has passed; thread 0
+    /// then moves `stop_at`. A flag rather than a clock read per episode: the
+    /// clock would cost the fast barriers ~25 ns per episode, and checking it
+    /// only every k episodes overshoots by minutes when a spin barrier's
+    /// episodes collapse from ns to ms after the first few.
+    time_up: AtomicBool,
     elapsed_ns: AtomicU64,
     episodes: AtomicU64,
     cpu_ns: AtomicU64,
@@ -164,7 +172,8 @@ impl Pool {
             ctl: std::sync::Barrier::new(n + 1),
             exit: AtomicBool::new(false),
             stop_at: AtomicU64::new(u64::MAX),
-            budget_ns: AtomicU64::new(0),
+            timed: AtomicBool::new(false),
+            time_up: AtomicBool::new(false),
             elapsed_ns: AtomicU64::new(0),
             episodes: AtomicU64::new(0),
             cpu_ns: AtomicU64::new(0),
@@ -184,21 +193,26 @@ impl Pool {
 
     /// Runs exactly `episodes` episodes.
     pub fn run_episodes(&self, episodes: u64) -> Sample {
-        self.run(episodes.max(1), 0)
+        self.run(episodes.max(1), None)
     }
 
     /// Runs episodes for about `budget` (at least one; a barrier whose
     /// episodes take longer than the budget runs one or two).
     pub fn run_for(&self, budget: Duration) -> Sample {
-        self.run(u64::MAX, budget.as_nanos().max(1) as u64)
+        self.run(u64::MAX, Some(budget))
     }
 
-    fn run(&self, stop_at: u64, budget_ns: u64) -> Sample {
+    fn run(&self, stop_at: u64, budget: Option<Duration>) -> Sample {
         let sh = &*self.shared;
         sh.stop_at.store(stop_at, Ordering::Relaxed);
-        sh.budget_ns.store(budget_ns, Ordering::Relaxed);
+        sh.timed.store(budget.is_some(), Ordering::Relaxed);
+        sh.time_up.store(false, Ordering::Relaxed);
         sh.cpu_ns.store(0, Ordering::Relaxed);
         sh.ctl.wait(); // start (the std barrier orders the stores above)
+        if let Some(budget) = budget {
+            std::thread::sleep(budget);
+            sh.time_up.store(true, Ordering::Relaxed);
+        }
         sh.ctl.wait(); // end
         Sample {
             episodes: sh.episodes.load(Ordering::Relaxed),
@@ -227,28 +241,19 @@ fn worker<K: Kind>(i: usize, kind: &K, mut local: K::Local, sh: &Shared) {
         if sh.exit.load(Ordering::Relaxed) {
             return;
         }
-        let budget = sh.budget_ns.load(Ordering::Relaxed);
+        let mut timed = i == 0 && sh.timed.load(Ordering::Relaxed);
         let cpu0 = thread_cpu_ns();
         let t0 = Instant::now();
         let mut done = 0u64;
-        let mut next_check = 1u64;
         loop {
             kind.wait(&mut local);
             done += 1;
-            if i == 0 && budget != 0 && done >= next_check {
-                let el = t0.elapsed().as_nanos() as u64;
-                if el >= budget {
-                    // Every other thread has completed `done - 1` or `done`
-                    // episodes, and reads this after episode `done + 1`, which
-                    // our next arrival (ordered after this store) completes.
-                    sh.stop_at.store(done + 1, Ordering::Release);
-                    next_check = u64::MAX;
-                } else {
-                    // Look at the clock ~4 times in the remaining budget, so
-                    // that fast barriers do not pay a clock read per episode.
-                    let per = (el / done).max(1);
-                    next_check = done + ((budget - el) / per / 4).clamp(1, 4096);
-                }
+            if timed && sh.time_up.load(Ordering::Relaxed) {
+                // Every other thread has completed `done - 1` or `done`
+                // episodes, and reads this after episode `done + 1`, which
+                // our next arrival (ordered after this store) completes.
+                sh.stop_at.store(done + 1, Ordering::Release);
+                timed = false;
             }
             if done == sh.stop_at.load(Ordering::Acquire) {
                 break;

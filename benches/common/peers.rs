@@ -71,7 +71,10 @@ impl Kind for Dissemination {
     type Local = DissLocal;
     fn new(n: usize) -> Self {
         let rounds = n.next_power_of_two().trailing_zeros() as usize;
-        assert!(rounds <= MAX_ROUNDS, "dissemination barrier: at most 64 threads");
+        assert!(
+            rounds <= MAX_ROUNDS,
+            "dissemination barrier: at most 64 threads"
+        );
         Dissemination {
             flags: (0..n * 2 * MAX_ROUNDS)
                 .map(|_| CachePadded::new(AtomicBool::new(false)))

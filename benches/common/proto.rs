@@ -15,14 +15,21 @@ use std::time::{Duration, Instant};
 /// How a waiter behaves before it parks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
-    /// `src/wait.rs` today: spin `spin_ns` if participants <= cores,
+    /// `src/wait.rs` before e66e627: spin `spin_ns` if participants <= cores,
     /// otherwise park at once.
-    Current { spin_ns: u64 },
+    ParkOver { spin_ns: u64 },
     /// Spin `spin_ns` whatever the participant count, then park.
     SpinAlways { spin_ns: u64 },
     /// Participants <= cores: spin `spin_ns`, then park. Oversubscribed:
     /// `yield_now()` (`sched_yield`) for up to `yield_ns`, then park.
+    /// `src/wait.rs` since e66e627 is this with 20 µs / 50 µs (plus extra
+    /// pauses per owed arrival while spinning, not modelled here).
     YieldOver { spin_ns: u64, yield_ns: u64 },
+    /// As `YieldOver`, but a yield that takes longer than `slow_ns` (another
+    /// process, not a participant, got the core for a time slice) stops the
+    /// yielding and turns it off process-wide for `off_ns`: oversubscribed
+    /// waiters then park at once, as `ParkOver`.
+    Adaptive { spin_ns: u64, yield_ns: u64, slow_ns: u64, off_ns: u64 },
     /// Always: spin `spin_ns`, then yield for up to `yield_ns`, then park.
     SpinYield { spin_ns: u64, yield_ns: u64 },
 }
@@ -38,7 +45,7 @@ impl Policy {
             }
         };
         match *self {
-            Policy::Current { spin_ns } => format!("current(spin {})", us(spin_ns)),
+            Policy::ParkOver { spin_ns } => format!("spin {}; over: park", us(spin_ns)),
             Policy::SpinAlways { spin_ns } => format!("spin {} always", us(spin_ns)),
             Policy::YieldOver { spin_ns, yield_ns } => {
                 format!("spin {}; over: yield {}", us(spin_ns), us(yield_ns))
@@ -46,6 +53,13 @@ impl Policy {
             Policy::SpinYield { spin_ns, yield_ns } => {
                 format!("spin {} + yield {}", us(spin_ns), us(yield_ns))
             }
+            Policy::Adaptive { spin_ns, yield_ns, slow_ns, off_ns } => format!(
+                "spin {}; over: yield {}, off {} after a yield > {}",
+                us(spin_ns),
+                us(yield_ns),
+                us(off_ns),
+                us(slow_ns)
+            ),
         }
     }
 }
@@ -54,6 +68,14 @@ const PARKED: u64 = 1 << 63;
 const PHASE_SHIFT: u32 = 32;
 const PHASE_MASK: u64 = (1 << 31) - 1;
 const PENDING_MASK: u64 = (1 << 32) - 1;
+
+/// `Policy::Adaptive`: yielding is off until this time (ns since [`now_ns`]'s base).
+static YIELD_OFF_UNTIL: AtomicU64 = AtomicU64::new(0);
+
+fn now_ns() -> u64 {
+    static BASE: OnceLock<Instant> = OnceLock::new();
+    BASE.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
 
 /// The prototype barrier for `n` threads under `policy`.
 pub struct Proto {
@@ -139,7 +161,7 @@ impl Proto {
         }
         let over = self.n as usize > super::cores();
         let (spin_ns, yield_ns) = match self.policy {
-            Policy::Current { spin_ns } => (if over { 0 } else { spin_ns }, 0),
+            Policy::ParkOver { spin_ns } => (if over { 0 } else { spin_ns }, 0),
             Policy::SpinAlways { spin_ns } => (spin_ns, 0),
             Policy::YieldOver { spin_ns, yield_ns } => {
                 if over {
@@ -149,6 +171,19 @@ impl Proto {
                 }
             }
             Policy::SpinYield { spin_ns, yield_ns } => (spin_ns, yield_ns),
+            Policy::Adaptive { spin_ns, yield_ns, .. } => {
+                if !over {
+                    (spin_ns, 0)
+                } else if now_ns() < YIELD_OFF_UNTIL.load(Ordering::Relaxed) {
+                    (0, 0)
+                } else {
+                    (0, yield_ns)
+                }
+            }
+        };
+        let slow = match self.policy {
+            Policy::Adaptive { slow_ns, off_ns, .. } => Some((slow_ns, off_ns)),
+            _ => None,
         };
         let spins = (spin_ns as f64 * hints_per_ns()) as u64;
         for _ in 0..spins {
@@ -158,15 +193,24 @@ impl Proto {
             }
         }
         if yield_ns > 0 {
-            let until = Instant::now() + Duration::from_nanos(yield_ns);
+            let mut before = Instant::now();
+            let until = before + Duration::from_nanos(yield_ns);
             loop {
                 std::thread::yield_now();
                 if self.done(phase) {
                     return;
                 }
-                if Instant::now() >= until {
+                let now = Instant::now();
+                if let Some((slow_ns, off_ns)) = slow {
+                    if now.duration_since(before).as_nanos() as u64 > slow_ns {
+                        YIELD_OFF_UNTIL.store(now_ns() + off_ns, Ordering::Relaxed);
+                        break;
+                    }
+                }
+                if now >= until {
                     break;
                 }
+                before = now;
             }
         }
         self.park(phase);
@@ -211,7 +255,8 @@ impl Proto {
 
 /// Picks the policy of the `Proto` kinds made by [`Kind::new`]: a bench sets
 /// it before building a pool (one policy per pool).
-static POLICY: std::sync::Mutex<Policy> = std::sync::Mutex::new(Policy::Current { spin_ns: 20_000 });
+static POLICY: std::sync::Mutex<Policy> =
+    std::sync::Mutex::new(Policy::ParkOver { spin_ns: 20_000 });
 
 /// Sets the policy used by the next `Proto::new`.
 pub fn set_policy(p: Policy) {

@@ -77,8 +77,8 @@ impl Fuzzy {
     /// dependent work, a fast thread's whole work, and the mean work per
     /// thread per phase are each a lower bound.
     pub fn ideal_ns(&self, n: usize) -> f64 {
-        let mean = (self.slow_ns + (n as u64 - 1) * self.fast_ns) as f64 / n as f64
-            + self.indep_ns as f64;
+        let mean =
+            (self.slow_ns + (n as u64 - 1) * self.fast_ns) as f64 / n as f64 + self.indep_ns as f64;
         mean.max(self.slow_ns as f64)
             .max((self.fast_ns + self.indep_ns) as f64)
     }
@@ -240,7 +240,10 @@ pub fn pipeline(kind: PipeKind, items: u64) -> Duration {
     let fill = |i: u64| {
         for (j, w) in bufs[(i & 1) as usize].iter().enumerate() {
             // Relaxed: the barrier hands the buffer over.
-            w.store(i.wrapping_mul(ITEM_WORDS as u64) + j as u64, Ordering::Relaxed);
+            w.store(
+                i.wrapping_mul(ITEM_WORDS as u64) + j as u64,
+                Ordering::Relaxed,
+            );
         }
     };
     let drain = |i: u64| {
@@ -248,7 +251,11 @@ pub fn pipeline(kind: PipeKind, items: u64) -> Duration {
         for (j, w) in bufs[(i & 1) as usize].iter().enumerate() {
             // Relaxed: the barrier hands the buffer over.
             let v = w.load(Ordering::Relaxed);
-            assert_eq!(v, i.wrapping_mul(ITEM_WORDS as u64) + j as u64, "pipeline: torn item");
+            assert_eq!(
+                v,
+                i.wrapping_mul(ITEM_WORDS as u64) + j as u64,
+                "pipeline: torn item"
+            );
             sum = sum.wrapping_add(v);
         }
         black_box(sum);
