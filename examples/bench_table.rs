@@ -42,6 +42,9 @@ struct Opts {
     budget: Duration,
     quick: bool,
     policies: bool,
+    /// Busy threads (not participants) running during the episode
+    /// measurements: a machine loaded by other work.
+    hogs: usize,
 }
 
 fn parse() -> Opts {
@@ -54,6 +57,7 @@ fn parse() -> Opts {
         budget: Duration::from_millis(100),
         quick: false,
         policies: true,
+        hogs: 0,
     };
     let mut explicit = (false, false);
     let mut args = std::env::args().skip(1);
@@ -89,8 +93,9 @@ fn parse() -> Opts {
             }
             "--quick" => o.quick = true,
             "--no-policies" => o.policies = false,
+            "--hogs" => o.hogs = val("--hogs").parse().expect("--hogs: a number"),
             "--help" | "-h" => {
-                println!("usage: bench_table [--threads 2,4,8,16] [--rounds N] [--budget-ms N] [--quick] [--no-policies]");
+                println!("usage: bench_table [--threads 2,4,8,16] [--rounds N] [--budget-ms N] [--quick] [--no-policies] [--hogs N]");
                 std::process::exit(0);
             }
             other => panic!("unknown argument {other:?} (try --help)"),
@@ -242,7 +247,7 @@ fn main() {
             spin_ns: 20_000,
             yield_ns: 50_000,
             slow_ns: 200_000,
-            off_ns: 20_000_000,
+            off_ns: 1_000_000_000,
         },
         Policy::SpinAlways { spin_ns: 20_000 },
     ];
@@ -253,6 +258,25 @@ fn main() {
                 proto(p),
             ));
         }
+    }
+    // Foreign load: `--hogs N` busy threads during the episode measurements.
+    let hogs: Vec<_> = (0..o.hogs)
+        .map(|_| {
+            let stop: &'static std::sync::atomic::AtomicBool = Box::leak(Box::new(
+                std::sync::atomic::AtomicBool::new(false),
+            ));
+            (
+                stop,
+                std::thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        common::workloads::spin_work(10_000);
+                    }
+                }),
+            )
+        })
+        .collect();
+    if o.hogs > 0 {
+        println!("- foreign load: {} busy threads (not participants) run during the episode measurements", o.hogs);
     }
     let mut results = Results::new();
     for &n in &o.threads {
@@ -275,6 +299,10 @@ fn main() {
                 }
             }
         }
+    }
+    for (stop, h) in hogs {
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        h.join().expect("hog panicked");
     }
     let med = |results: &mut Results, n, k| {
         let e = results.get_mut(&(n, k)).unwrap();
