@@ -1,5 +1,5 @@
 //! `BlockBarrier::sync_count` (the `__syncthreads_count` reduction) against a
-//! plain `Barrier::arrive_and_wait` and `BlockBarrier::sync`, for 2 and 4
+//! plain `Barrier::arrive_and_wait` and `BlockBarrier::sync`, for 1, 2 and 4
 //! threads: what the reduction costs on top of the barrier episode.
 //!
 //! The threads are persistent (spawned once per benchmark, not per sample),
@@ -111,7 +111,8 @@ impl Episode for SyncCount {
 }
 
 fn bench(c: &mut Criterion) {
-    for threads in [2, 4] {
+    // One thread: no waiting at all, so this isolates the reduction's own cost.
+    for threads in [1, 2, 4] {
         let mut group = c.benchmark_group(format!("block/{threads}"));
         group
             .warm_up_time(Duration::from_millis(500))

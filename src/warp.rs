@@ -73,6 +73,10 @@ struct Lane {
 /// or wait for a later `sync` of another lane), though never memory
 /// unsafety.
 ///
+/// Unlike [`BlockBarrier`](crate::BlockBarrier), a `WarpBarrier` has no
+/// poisoning: a lane that dies before its `sync` leaves the lanes of its mask
+/// waiting, as a lane that exits early does on the GPU if it is named.
+///
 /// # Examples
 ///
 /// ```
