@@ -18,19 +18,30 @@ use std::time::Duration;
 
 const THREADS: [usize; 4] = [2, 4, 8, 16];
 
-fn wall<K: Kind>(g: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>, name: &str, n: usize) {
+fn wall<K: Kind>(
+    g: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    n: usize,
+) {
     let pool = Pool::new::<K>(n);
     g.bench_function(format!("{name}/{n}"), |b| {
         b.iter_custom(|iters| pool.run_episodes(iters).elapsed)
     });
 }
 
-fn cpu<K: Kind>(g: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>, name: &str, n: usize) {
+fn cpu<K: Kind>(
+    g: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    n: usize,
+) {
     let pool = Pool::new::<K>(n);
     g.bench_function(format!("{name}/{n}"), |b| {
         b.iter_custom(|iters| {
             let s = pool.run_episodes(iters);
-            Duration::from_nanos(s.cpu_ns.expect("/proc/thread-self/schedstat is not readable"))
+            Duration::from_nanos(
+                s.cpu_ns
+                    .expect("/proc/thread-self/schedstat is not readable"),
+            )
         })
     });
 }

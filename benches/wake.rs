@@ -7,8 +7,8 @@
 
 mod common;
 
-use common::workloads::{wake_latency, WakeKind};
 use common::percentile;
+use common::workloads::{wake_latency, WakeKind};
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::time::Duration;
 
@@ -30,12 +30,20 @@ fn wake(c: &mut Criterion) {
                     Duration::from_nanos((mean * iters as f64) as u64)
                 })
             });
-            summary.push((name, waiters, percentile(&mut all, 50.0), percentile(&mut all, 99.0), all.len()));
+            summary.push((
+                name,
+                waiters,
+                percentile(&mut all, 50.0),
+                percentile(&mut all, 99.0),
+                all.len(),
+            ));
         }
     }
     g.finish();
     for (name, waiters, p50, p99, count) in summary {
-        eprintln!("wake {name} {waiters} waiter(s): p50 {p50:.0} ns, p99 {p99:.0} ns ({count} wakes)");
+        eprintln!(
+            "wake {name} {waiters} waiter(s): p50 {p50:.0} ns, p99 {p99:.0} ns ({count} wakes)"
+        );
     }
 }
 
