@@ -64,6 +64,12 @@ pub(crate) fn spin_hint() {
     shuttle::thread::yield_now();
 }
 
+/// A process-wide tuning hint of the wait policy (whether yielding pays),
+/// kept in a plain std atomic. It is no part of any barrier's
+/// synchronization, and the models never reach it (they neither spin nor
+/// yield), so it is not a model object.
+pub(crate) type HintU64 = std::sync::atomic::AtomicU64;
+
 /// Gives the core to another runnable thread.
 #[inline]
 pub(crate) fn yield_now() {

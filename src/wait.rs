@@ -8,7 +8,11 @@
 //!    so that it does not pull the cache line away from the arriving threads.
 //! 2. **Yield** (threads > cores): spinning would only keep the thread we wait
 //!    for off its core, so instead the waiter yields its core for at most
-//!    [`YIELD_NANOS`], re-reading the word after each yield.
+//!    [`YIELD_NANOS`], re-reading the word after each yield. Yielding only
+//!    pays while the participants are the only runnable threads: once one
+//!    yield takes longer than [`SLOW_YIELD_NANOS`] (the scheduler gave a whole
+//!    time slice to someone else), every waiter of the process parks at once
+//!    for the next [`YIELD_OFF_NANOS`].
 //! 3. **Park**: set `PARKED` and sleep in `parking_lot_core` keyed by the
 //!    barrier's address; whoever starts the next phase (or poisons the
 //!    barrier) clears `PARKED` in the same RMW and wakes every parked thread.
@@ -41,6 +45,17 @@ pub(crate) const SPIN_NANOS: u64 = 20_000;
 /// 7–53 µs per episode, yielding for up to 20–100 µs costs 1.7–14 µs, and
 /// CPU time per episode stays below `std::sync::Barrier`'s.
 pub(crate) const YIELD_NANOS: u64 = 50_000;
+
+/// A yield slower than this means another thread took a whole time slice.
+/// Measured on Linux 6.18 (EEVDF) with two busy non-participant threads: a
+/// yield then costs ~3 ms, and an oversubscribed episode 2–5 ms against
+/// 20–140 µs when parking at once; unloaded, one yield takes 1–20 µs.
+pub(crate) const SLOW_YIELD_NANOS: u64 = 200_000;
+
+/// How long yielding stays off after a slow yield. With 20 ms it was retried
+/// too often under load (0.1–1.3 ms per episode); with 1 s the retry costs
+/// one slow yield per second per waiting thread.
+pub(crate) const YIELD_OFF_NANOS: u64 = 1_000_000_000;
 
 /// Extra pause hints per still-owed arrival between two loads of the word,
 /// capped by [`MAX_EXTRA_PAUSES`]. 8 cut the 16-thread episode on 16 cores by
@@ -138,14 +153,27 @@ fn spin<T>(
     None
 }
 
-/// Stage 2 when oversubscribed: yield the core for about [`YIELD_NANOS`].
+/// Stage 2 when oversubscribed: yield the core for about [`YIELD_NANOS`],
+/// unless a recent yield showed that other work competes for the cores.
 fn yield_cpu<T>(
     state: &State,
     deadline: Option<Instant>,
     check: &impl Fn(Snapshot) -> Option<T>,
 ) -> Option<T> {
-    let start = sync::now();
-    let until = start + Duration::from_nanos(YIELD_NANOS);
+    /// Yielding is off until this many nanoseconds after `epoch()`.
+    static YIELD_OFF_UNTIL: sync::HintU64 = sync::HintU64::new(0);
+    fn epoch() -> Instant {
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        *EPOCH.get_or_init(Instant::now)
+    }
+    let since_epoch = |t: Instant| t.saturating_duration_since(epoch()).as_nanos() as u64;
+
+    let mut before = sync::now();
+    // Relaxed: a hint; a stale value costs one yield too many or too few.
+    if since_epoch(before) < YIELD_OFF_UNTIL.load(Ordering::Relaxed) {
+        return None;
+    }
+    let until = before + Duration::from_nanos(YIELD_NANOS);
     let until = deadline.map_or(until, |d| d.min(until));
     loop {
         sync::yield_now();
@@ -153,9 +181,16 @@ fn yield_cpu<T>(
         if let Some(done) = check(state.load(Ordering::Acquire)) {
             return Some(done);
         }
-        if sync::now() >= until {
+        let after = sync::now();
+        if after.saturating_duration_since(before) > Duration::from_nanos(SLOW_YIELD_NANOS) {
+            // Relaxed: a hint, as above.
+            YIELD_OFF_UNTIL.store(since_epoch(after) + YIELD_OFF_NANOS, Ordering::Relaxed);
             return None;
         }
+        if after >= until {
+            return None;
+        }
+        before = after;
     }
 }
 
