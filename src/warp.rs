@@ -2,43 +2,39 @@
 //!
 //! # Design
 //!
-//! Each lane `l` has two words:
-//! - `synced[l]`: how many times lane `l` has called `sync` (only lane `l`
-//!   writes it, with `fetch_add`, so it only grows);
-//! - `waiters[l]`: a bit mask of the lanes parked (or about to park) until
-//!   `synced[l]` grows.
+//! Each lane `l` has one word, `synced[l]`: in its low 63 bits how many times
+//! lane `l` has called `sync` (only lane `l` adds to it, so it only grows),
+//! and in bit 63, `PARKED`, whether some lane may be parked until it grows.
 //!
-//! Lane `l`'s `r`-th `sync(l, mask)` raises `synced[l]` to `r`, then waits
-//! until every lane `m` of `mask` has `synced[m] >= r`. Lanes of `mask` have
-//! synced equally often before (CUDA's rule), so `synced[m] >= r` means lane
+//! Lane `l`'s `r`-th `sync(l, mask)` raises its count to `r`, then waits
+//! until every lane `m` of `mask` has a count `>= r`. Lanes of `mask` have
+//! synced equally often before (CUDA's rule), so a count `>= r` means lane
 //! `m` has reached its matching call. Lanes outside `mask` are never read, so
 //! disjoint masks synchronize independently and at the same time.
 //!
 //! # Memory ordering
 //!
-//! Raising `synced[l]` is a `SeqCst` RMW (so at least `Release`): lane `l`'s
-//! earlier writes travel with it. A waiter reads `synced[m]` with at least
-//! `Acquire`; seeing a value `>= r` synchronizes with lane `m`'s `r`-th raise
-//! (its later raises are RMWs of the same word, so they continue the release
-//! sequence), so lane `m`'s writes before its `sync` are visible after ours.
+//! Raising the count is a `Release` RMW: lane `l`'s earlier writes travel
+//! with it. A waiter reads `synced[m]` with `Acquire`; reading a count `>= r`
+//! synchronizes with lane `m`'s `r`-th raise (every later change of the word
+//! is an RMW, so it continues that release sequence), so lane `m`'s writes
+//! before its `sync` are visible after ours.
 //!
 //! # Waiting without lost wake-ups
 //!
-//! A waiter spins briefly (load-only, bounded by [`SPIN_NANOS`]), then, for
-//! one lane `m` it still waits for, sets its own bit in `waiters[m]` and parks
-//! on its own key (the address of its lane's words), validating under the
-//! parking lot's lock that `synced[m]` is still below the target. Lane `m`,
-//! after raising `synced[m]`, reads `waiters[m]` and, if any bit is set,
-//! clears the word and wakes exactly those lanes.
-//!
-//! This is a store-buffer (Dekker) pattern across two words: the waker writes
-//! `synced[m]` then reads `waiters[m]`; the waiter writes `waiters[m]` then
-//! reads `synced[m]`. All four are `SeqCst`, so in their single total order
-//! either the waker's read comes after the waiter's bit (and it wakes the
-//! waiter: if the waiter is not queued yet, the parking lot's lock orders the
-//! waker's raise before the waiter's `validate`, which then refuses to sleep)
-//! or the waiter's `validate` comes after the raise and sees it. A waiter that
-//! was woken, or refused to sleep, re-reads every lane it still waits for.
+//! The scheme of `src/wait.rs`, per lane word. A waiter spins briefly
+//! (load-only, bounded by [`SPIN_NANOS`]); then, for one lane `m` it still
+//! waits for, it sets `PARKED` in `synced[m]` with a CAS that also checks the
+//! count is still short, and parks on lane `m`'s key (the word's address),
+//! where `validate` re-reads the word under the parking lot's lock and sleeps
+//! only if `PARKED` is still set and the count still short. Lane `m` raises
+//! its count with one RMW that returns the old word; if that had `PARKED`,
+//! it clears the bit and wakes every lane parked on its key. As both sides
+//! work on the same word, its modification order decides: either the raise
+//! comes first, and the waiter's CAS or `validate` sees the new count, or the
+//! CAS comes first, and the raise sees `PARKED` and wakes (the lock orders
+//! that wake against `validate`). A woken lane re-reads every lane it still
+//! waits for, and parks again if needed.
 
 use crate::park::{self, Parked};
 use crate::sync::{self, AtomicU64, Ordering};
@@ -47,13 +43,15 @@ use std::fmt;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// A lane's two words (module docs). The address of a `Lane` is the key its
-/// thread parks on.
+/// `PARKED`: bit 63 of a lane's word (module docs); the count is below it.
+const PARKED: u64 = 1 << 63;
+/// The sync count: bits 0..=62 (it would take centuries to overflow).
+const COUNT: u64 = PARKED - 1;
+
+/// A lane's word (module docs); its address is the key that lanes waiting
+/// for it park on.
 struct Lane {
-    /// How many times this lane has called `sync`.
     synced: AtomicU64,
-    /// Bit `m`: lane `m` is parked, or about to park, until `synced` grows.
-    waiters: AtomicU64,
 }
 
 /// A group of up to 64 lanes that synchronize in subsets given by a bit mask:
@@ -137,7 +135,6 @@ impl WarpBarrier {
             lanes: (0..lanes)
                 .map(|_| Lane {
                     synced: AtomicU64::new(0),
-                    waiters: AtomicU64::new(0),
                 })
                 .collect(),
         }
@@ -195,16 +192,15 @@ impl WarpBarrier {
     pub fn sync(&self, lane: usize, mask: u64) {
         self.check(lane, mask);
         let me = &self.lanes[lane];
-        // SeqCst: Release publishes this lane's writes to the mask's lanes;
-        // SeqCst for the store-buffer pattern with a waiter (module docs).
-        let round = me.synced.fetch_add(1, Ordering::SeqCst) + 1;
-        // SeqCst: the other half of that store-buffer pattern.
-        if me.waiters.load(Ordering::SeqCst) != 0 {
-            self.wake_waiters_of(me);
+        // Release: this lane's writes travel with the raise (module docs).
+        let old = me.synced.fetch_add(1, Ordering::Release);
+        if old & PARKED != 0 {
+            self.wake_waiters_of(lane);
         }
+        let round = (old & COUNT) + 1;
         let others = mask & !(1 << lane);
         if others != 0 {
-            self.wait(lane, others, round);
+            self.wait(others, round);
         }
     }
 
@@ -231,22 +227,21 @@ impl WarpBarrier {
         }
     }
 
-    /// The parking key of lane `lane`: the address of its words.
+    /// The parking key of the lanes waiting for lane `lane`: the address of
+    /// its word.
     fn key(&self, lane: usize) -> usize {
         &self.lanes[lane] as *const Lane as usize
     }
 
-    /// Wakes every lane parked until `lane`'s sync count grows.
+    /// Wakes every lane parked until `lane`'s count grows.
     #[cold]
-    fn wake_waiters_of(&self, lane: &Lane) {
-        // Relaxed: the bits only say whom to wake; the parking lot's lock
-        // orders each wake against that lane's `validate` (module docs).
-        let mut waiters = lane.waiters.swap(0, Ordering::Relaxed);
-        while waiters != 0 {
-            let waiter = waiters.trailing_zeros() as usize;
-            waiters &= waiters - 1;
-            park::unpark_all(self.key(waiter));
-        }
+    fn wake_waiters_of(&self, lane: usize) {
+        // Relaxed: PARKED publishes nothing; the parking lot's lock orders
+        // this wake against each waiter's `validate` (module docs).
+        self.lanes[lane]
+            .synced
+            .fetch_and(!PARKED, Ordering::Relaxed);
+        park::unpark_all(self.key(lane));
     }
 
     /// The lanes of `lanes` whose sync count is still below `round`.
@@ -258,7 +253,7 @@ impl WarpBarrier {
             rest &= rest - 1;
             // Acquire: seeing `round` makes that lane's writes before its
             // sync visible (module docs).
-            if self.lanes[lane].synced.load(Ordering::Acquire) < round {
+            if self.lanes[lane].synced.load(Ordering::Acquire) & COUNT < round {
                 behind |= 1 << lane;
             }
         }
@@ -267,7 +262,7 @@ impl WarpBarrier {
 
     /// Waits until every lane of `others` has synced `round` times. Counts
     /// only grow, so a lane found caught up is not read again.
-    fn wait(&self, lane: usize, others: u64, round: u64) {
+    fn wait(&self, others: u64, round: u64) {
         let mut behind = self.behind(others, round);
         if behind == 0 {
             return;
@@ -292,28 +287,39 @@ impl WarpBarrier {
                 }
             }
         }
-        self.park_until(lane, behind, round);
+        self.park_until(behind, round);
     }
 
     #[cold]
-    fn park_until(&self, lane: usize, mut behind: u64, round: u64) {
-        let bit = 1 << lane;
+    fn park_until(&self, mut behind: u64, round: u64) {
         loop {
             behind = self.behind(behind, round);
             if behind == 0 {
                 return;
             }
-            let target = &self.lanes[behind.trailing_zeros() as usize];
-            // SeqCst: the waiter's half of the store-buffer pattern (module docs).
-            target.waiters.fetch_or(bit, Ordering::SeqCst);
-            // SeqCst: as above; runs under the parking lot's lock.
-            let mut validate = || target.synced.load(Ordering::SeqCst) < round;
-            if park::park(self.key(lane), &mut validate, None) == Parked::Invalid {
-                // Nobody will wake us for this target now: take our bit back
-                // so its next sync does not wake us for nothing. Relaxed:
-                // only this lane sets it, and a stale bit is harmless anyway.
-                target.waiters.fetch_and(!bit, Ordering::Relaxed);
+            let target = behind.trailing_zeros() as usize;
+            let word = &self.lanes[target].synced;
+            // Relaxed: only decides whether to park; `behind` re-reads with
+            // Acquire before returning.
+            let s = word.load(Ordering::Relaxed);
+            if s & COUNT >= round {
+                continue;
             }
+            // Relaxed: PARKED publishes nothing (module docs).
+            if s & PARKED == 0
+                && word
+                    .compare_exchange(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_err()
+            {
+                continue;
+            }
+            let mut validate = || {
+                // Relaxed: only decides whether to sleep; the lock orders it.
+                let now = word.load(Ordering::Relaxed);
+                now & PARKED != 0 && now & COUNT < round
+            };
+            // However the park ends, the loop re-reads and decides again.
+            let _: Parked = park::park(self.key(target), &mut validate, None);
         }
     }
 }
@@ -333,7 +339,11 @@ impl fmt::Debug for WarpBarrier {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 // Relaxed: a diagnostic snapshot; nothing is read through it.
                 f.debug_list()
-                    .entries(self.0.iter().map(|l| l.synced.load(Ordering::Relaxed)))
+                    .entries(
+                        self.0
+                            .iter()
+                            .map(|l| l.synced.load(Ordering::Relaxed) & COUNT),
+                    )
                     .finish()
             }
         }
