@@ -1,18 +1,20 @@
 //! The waiting policy: spin briefly, then park on the barrier's address.
 //!
-//! 1. **Spin** (threads <= cores): re-read the word for at most [`SPIN_NANOS`],
-//!    load-only, with pause hints between loads. A phase on idle cores
-//!    completes within a few hundred nanoseconds, while parking and being
-//!    woken costs several microseconds. Between loads a waiter pauses a little
+//! 1. **Spin** (only while threads <= cores): re-read the word for at most
+//!    [`SPIN_NANOS`], load-only, with pause hints between loads. A phase on
+//!    idle cores completes within a few microseconds at most, while parking
+//!    and being woken costs several. Between loads a waiter pauses a little
 //!    longer the more arrivals the phase still owes ([`PAUSES_PER_PENDING`]),
 //!    so that it does not pull the cache line away from the arriving threads.
-//! 2. **Yield** (threads > cores): spinning would only keep the thread we wait
-//!    for off its core, so instead the waiter yields its core for at most
-//!    [`YIELD_NANOS`], re-reading the word after each yield. Yielding only
-//!    pays while the participants are the only runnable threads: once one
-//!    yield takes longer than [`SLOW_YIELD_NANOS`] (the scheduler gave a whole
-//!    time slice to someone else), every waiter of the process parks at once
-//!    for the next [`YIELD_OFF_NANOS`].
+//!    With more threads than cores spinning would only keep the thread we
+//!    wait for off its core, so this stage is skipped.
+//! 2. **Yield**: give the core away for at most [`YIELD_NANOS`], re-reading
+//!    the word after each yield. This is what makes oversubscription cheap,
+//!    and it also rescues participants preempted by foreign load. Yielding
+//!    only pays while the participants are (nearly) the only runnable
+//!    threads: once one yield takes longer than [`SLOW_YIELD_NANOS`] (the
+//!    scheduler gave a whole time slice to someone else), every waiter of
+//!    the process skips this stage for the next [`YIELD_OFF_NANOS`].
 //! 3. **Park**: set `PARKED` and sleep in `parking_lot_core` keyed by the
 //!    barrier's address; whoever starts the next phase (or poisons the
 //!    barrier) clears `PARKED` in the same RMW and wakes every parked thread.
@@ -33,18 +35,22 @@ use crate::sync::{self, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// How long a waiter spins before it parks when every participant can have a
-/// core. 20 µs is several park/unpark round trips (3–8 µs each measured on the
-/// 2- and 16-core machines of benches/RESULTS.md), so a phase that completes
-/// within that time never pays for a sleep, and a longer wait burns at most
-/// 20 µs of CPU before sleeping.
-pub(crate) const SPIN_NANOS: u64 = 20_000;
+/// How long a waiter spins before it yields, when every participant can
+/// have a core. Measured on 16 cores with spins of 5, 10 and 20 µs, each
+/// followed by the yield stage (benches/RESULTS.md): 10 µs catches a phase
+/// whose slowest thread is 10 µs late (the fuzzy barrier: 87–101% of the
+/// imbalance hidden, against 65% with 5 µs), while with 16 threads beside 2
+/// busy foreign threads the spin costs 15 µs per episode (11 µs with 5 µs,
+/// 26 µs with 20 µs, 44 µs with 20 µs and no yield stage).
+pub(crate) const SPIN_NANOS: u64 = 10_000;
 
-/// How long an oversubscribed waiter yields before it parks. Measured with 4
-/// and 8 threads on 2 cores and 32 threads on 16 cores: parking at once costs
-/// 7–53 µs per episode, yielding for up to 20–100 µs costs 1.7–14 µs, and
-/// CPU time per episode stays below `std::sync::Barrier`'s.
-pub(crate) const YIELD_NANOS: u64 = 50_000;
+/// How long a waiter yields before it parks. Measured with 4 and 8 threads
+/// on 2 cores and 32 and 64 on 16 (benches/RESULTS.md): parking at once
+/// costs 7–100 µs per episode; yielding for up to 200 µs costs 1.3–11 µs and
+/// less CPU per episode than `std::sync::Barrier`. A 50 µs budget was too
+/// short for 64 threads: waiters began to park, episodes grew past the
+/// budget, and it ended at 117 µs and 1.6 ms of CPU per episode.
+pub(crate) const YIELD_NANOS: u64 = 200_000;
 
 /// A yield slower than this means another thread took a whole time slice.
 /// Measured on Linux 6.18 (EEVDF) with two busy non-participant threads: a
@@ -110,13 +116,13 @@ pub(crate) fn wait_until<T>(
         return Some(done);
     }
     if sync::MAY_SPIN {
-        let found = if s.expected() <= cores() {
-            spin(state, deadline, &check)
-        } else {
-            yield_cpu(state, deadline, &check)
-        };
-        if found.is_some() {
-            return found;
+        if s.expected() <= cores() {
+            if let Some(done) = spin(state, deadline, &check) {
+                return Some(done);
+            }
+        }
+        if let Some(done) = yield_cpu(state, deadline, &check) {
+            return Some(done);
         }
     }
     park_until(state, key, deadline, check)
@@ -153,7 +159,7 @@ fn spin<T>(
     None
 }
 
-/// Stage 2 when oversubscribed: yield the core for about [`YIELD_NANOS`],
+/// Stage 2: yield the core for about [`YIELD_NANOS`],
 /// unless a recent yield showed that other work competes for the cores.
 fn yield_cpu<T>(
     state: &State,
