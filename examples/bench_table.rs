@@ -262,9 +262,8 @@ fn main() {
     // Foreign load: `--hogs N` busy threads during the episode measurements.
     let hogs: Vec<_> = (0..o.hogs)
         .map(|_| {
-            let stop: &'static std::sync::atomic::AtomicBool = Box::leak(Box::new(
-                std::sync::atomic::AtomicBool::new(false),
-            ));
+            let stop: &'static std::sync::atomic::AtomicBool =
+                Box::leak(Box::new(std::sync::atomic::AtomicBool::new(false)));
             (
                 stop,
                 std::thread::spawn(move || {

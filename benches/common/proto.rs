@@ -29,7 +29,12 @@ pub enum Policy {
     /// process, not a participant, got the core for a time slice) stops the
     /// yielding and turns it off process-wide for `off_ns`: oversubscribed
     /// waiters then park at once, as `ParkOver`.
-    Adaptive { spin_ns: u64, yield_ns: u64, slow_ns: u64, off_ns: u64 },
+    Adaptive {
+        spin_ns: u64,
+        yield_ns: u64,
+        slow_ns: u64,
+        off_ns: u64,
+    },
     /// Always: spin `spin_ns`, then yield for up to `yield_ns`, then park.
     SpinYield { spin_ns: u64, yield_ns: u64 },
 }
@@ -53,7 +58,12 @@ impl Policy {
             Policy::SpinYield { spin_ns, yield_ns } => {
                 format!("spin {} + yield {}", us(spin_ns), us(yield_ns))
             }
-            Policy::Adaptive { spin_ns, yield_ns, slow_ns, off_ns } => format!(
+            Policy::Adaptive {
+                spin_ns,
+                yield_ns,
+                slow_ns,
+                off_ns,
+            } => format!(
                 "spin {}; over: yield {}, off {} after a yield > {}",
                 us(spin_ns),
                 us(yield_ns),
@@ -171,7 +181,9 @@ impl Proto {
                 }
             }
             Policy::SpinYield { spin_ns, yield_ns } => (spin_ns, yield_ns),
-            Policy::Adaptive { spin_ns, yield_ns, .. } => {
+            Policy::Adaptive {
+                spin_ns, yield_ns, ..
+            } => {
                 if !over {
                     (spin_ns, 0)
                 } else if now_ns() < YIELD_OFF_UNTIL.load(Ordering::Relaxed) {
@@ -182,7 +194,9 @@ impl Proto {
             }
         };
         let slow = match self.policy {
-            Policy::Adaptive { slow_ns, off_ns, .. } => Some((slow_ns, off_ns)),
+            Policy::Adaptive {
+                slow_ns, off_ns, ..
+            } => Some((slow_ns, off_ns)),
             _ => None,
         };
         let spins = (spin_ns as f64 * hints_per_ns()) as u64;
