@@ -1,27 +1,191 @@
-//! The model checkers' backend: one global `Mutex` + `Condvar` of loom (or
-//! shuttle) stands in for the address-keyed queues, with the same
-//! validate-under-the-lock contract, so a lost wakeup is a deadlock the model
-//! checker reports. Every `unpark_all` wakes every parker (of any key): a
-//! spurious wake-up that the callers' loops must, and do, tolerate.
+//! The model checkers' backend: one global lock and queue stand in for the
+//! address-keyed queues, with the same validate-under-the-lock contract, so a
+//! lost wakeup is a deadlock the model checker reports. Every `unpark_all`
+//! wakes every parker (of any key): a spurious wake-up that the callers'
+//! loops must, and do, tolerate.
+//!
+//! Under loom the lock and the sleep are built from a loom atomic and loom's
+//! `thread::park`, not from a loom `Mutex` + `Condvar`: loom runs every model
+//! thread on one OS thread, so while one model thread unwinds (a completion
+//! function that panics still ends its phase and wakes the parked threads)
+//! `std::thread::panicking()` is true for all of them, and the std mutex
+//! inside loom's `Mutex` gets poisoned by whichever guard is dropped then.
+//! (A spin lock will not do either: loom cannot bound its schedules.)
 
 use super::Parked;
 use std::time::Instant;
 
 #[cfg(loom)]
-use loom::{
-    lazy_static,
-    sync::{Condvar, Mutex},
-};
+mod lot {
+    use loom::{
+        cell::UnsafeCell,
+        lazy_static,
+        sync::atomic::{AtomicUsize, Ordering},
+        thread::{self, Thread},
+    };
+
+    /// Each model thread gets a slot, numbered in the order it first parks.
+    const SLOTS: usize = loom::MAX_THREADS;
+    /// `lock` bit 0: the lot is locked; bit `1 + i`: slot `i` waits for it.
+    const LOCKED: usize = 1;
+
+    fn bit(slot: usize) -> usize {
+        2 << slot
+    }
+
+    pub(super) struct Lot {
+        lock: AtomicUsize,
+        /// Slots parked since the last `unpark_all`; only touched with the lot locked.
+        sleepers: UnsafeCell<usize>,
+        next_slot: AtomicUsize,
+        /// Each slot's thread, written once by that thread before it first
+        /// publishes its slot number (through `lock` or `sleepers`).
+        threads: [UnsafeCell<Option<Thread>>; SLOTS],
+    }
+
+    // SAFETY: `sleepers` is only accessed with the lot locked (Acquire to
+    // lock, Release to unlock); `threads[i]` is written once by its owner
+    // before the Release that publishes `i`, and read only after an Acquire
+    // of that. loom checks every access.
+    unsafe impl Sync for Lot {}
+
+    lazy_static! {
+        pub(super) static ref LOT: Lot = Lot {
+            lock: AtomicUsize::new(0),
+            sleepers: UnsafeCell::new(0),
+            next_slot: AtomicUsize::new(0),
+            threads: std::array::from_fn(|_| UnsafeCell::new(None)),
+        };
+    }
+
+    loom::thread_local! {
+        static SLOT: usize = {
+            let lot = &*LOT;
+            // Relaxed: only hands out distinct numbers.
+            let slot = lot.next_slot.fetch_add(1, Ordering::Relaxed);
+            assert!(slot < SLOTS, "more model threads than loom allows");
+            // SAFETY: slot `slot` is ours alone, and nobody reads it before
+            // we publish the number (see `impl Sync`).
+            lot.threads[slot].with_mut(|t| unsafe { *t = Some(thread::current()) });
+            slot
+        };
+    }
+
+    impl Lot {
+        /// Takes the lot's lock, sleeping (not spinning: loom cannot bound a
+        /// spin lock's schedules) while another thread holds it.
+        pub(super) fn lock(&self) {
+            let me = SLOT.with(|s| *s);
+            // Guess "unlocked, nobody waiting": one CAS when uncontended.
+            let mut s = 0;
+            loop {
+                let (new, order) = if s & LOCKED == 0 {
+                    // Acquire: the critical sections follow each other, like
+                    // the parking lot's bucket lock.
+                    (s | LOCKED, Ordering::Acquire)
+                } else {
+                    // Release: publishes our `threads` slot to the unlocker.
+                    (s | bit(me), Ordering::Release)
+                };
+                match self.lock.compare_exchange(s, new, order, Ordering::Relaxed) {
+                    Ok(_) if s & LOCKED == 0 => return,
+                    Ok(_) => {
+                        // The unlocker clears our bit and unparks us.
+                        thread::park();
+                        // The unlocker cleared the word: guess it is still clear.
+                        s = 0;
+                    }
+                    Err(found) => s = found,
+                }
+            }
+        }
+
+        pub(super) fn unlock(&self) {
+            // AcqRel: Release hands the critical section on; Acquire sees the
+            // `threads` slots of the waiters it wakes.
+            let waiters = self.lock.swap(0, Ordering::AcqRel) & !LOCKED;
+            self.wake(waiters);
+        }
+
+        /// Marks the current thread as parked; call with the lot locked.
+        pub(super) fn enqueue(&self) {
+            let me = SLOT.with(|s| *s);
+            // SAFETY: the lot is locked (see `impl Sync`).
+            self.sleepers.with_mut(|q| unsafe { *q |= bit(me) });
+        }
+
+        /// Takes every parked thread's bit; call with the lot locked.
+        pub(super) fn take(&self) -> usize {
+            // SAFETY: the lot is locked (see `impl Sync`).
+            self.sleepers
+                .with_mut(|q| unsafe { std::mem::take(&mut *q) })
+        }
+
+        /// Unparks the threads whose bits are set in `bits`.
+        pub(super) fn wake(&self, bits: usize) {
+            for slot in (0..SLOTS).filter(|&slot| bits & bit(slot) != 0) {
+                // SAFETY: the owner published this slot before `bits` reached
+                // us through an Acquire (see `impl Sync`); it never writes again.
+                self.threads[slot].with(|t| unsafe { (*t).as_ref().map(Thread::unpark) });
+            }
+        }
+    }
+
+    pub(super) fn sleep() {
+        // A stray unpark meant for an earlier wait makes this return early:
+        // a spurious wake-up, which every caller tolerates.
+        thread::park();
+    }
+}
+
+#[cfg(loom)]
+pub(crate) fn park(
+    _key: usize,
+    validate: &mut dyn FnMut() -> bool,
+    deadline: Option<Instant>,
+) -> Parked {
+    let lot = &*lot::LOT;
+    lot.lock();
+    if !validate() {
+        lot.unlock();
+        return Parked::Invalid;
+    }
+    if deadline.is_some() {
+        // loom has no timed waits: a timed park gives up at once and lets
+        // the caller read the (model) clock again. The completion can still
+        // land at any point around it, which is the race that matters.
+        lot.unlock();
+        return Parked::TimedOut;
+    }
+    lot.enqueue();
+    lot.unlock();
+    // An `unpark_all` between the unlock and here leaves loom's unpark token,
+    // so the park returns at once: nothing is lost.
+    lot::sleep();
+    Parked::Woken
+}
+
+#[cfg(loom)]
+pub(crate) fn unpark_all(_key: usize) {
+    let lot = &*lot::LOT;
+    lot.lock();
+    let parked = lot.take();
+    lot.unlock();
+    lot.wake(parked);
+}
+
 #[cfg(shuttle)]
 use shuttle::{
     lazy_static,
     sync::{Condvar, Mutex},
 };
 
+#[cfg(shuttle)]
 lazy_static! {
     static ref LOT: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
 }
 
+#[cfg(shuttle)]
 pub(crate) fn park(
     _key: usize,
     validate: &mut dyn FnMut() -> bool,
@@ -33,9 +197,7 @@ pub(crate) fn park(
         return Parked::Invalid;
     }
     if deadline.is_some() {
-        // Neither model checker has timed waits: a timed park gives up at once
-        // and lets the caller read the (model) clock again. The completion can
-        // still land at any point around it, which is the race that matters.
+        // shuttle has no timed waits: as under loom, give up at once.
         drop(guard);
         return Parked::TimedOut;
     }
@@ -43,6 +205,7 @@ pub(crate) fn park(
     Parked::Woken
 }
 
+#[cfg(shuttle)]
 pub(crate) fn unpark_all(_key: usize) {
     let (lock, cond) = &*LOT;
     let _guard = lock.lock().unwrap();

@@ -1,0 +1,57 @@
+//! `arrive_and_drop` while another thread waits: the dropping arrival counts
+//! for the current phase, and every later phase owes one arrival fewer (if it
+//! did not, phase 1 could never complete and loom would report a deadlock).
+
+mod common;
+use common::{model, Slots};
+use loom::{sync::Arc, thread};
+use mbarrier::Barrier;
+
+const PHASES: usize = 3;
+
+#[test]
+fn dropping_participant_counts_once_then_is_not_waited_for() {
+    model(|| {
+        // Slots 0..2: the stayer's data per parity; slot 2: the leaver's.
+        let shared = Arc::new((Barrier::new(2), Slots::new(3)));
+        let leaver = {
+            let shared = shared.clone();
+            thread::spawn(move || {
+                let (barrier, slots) = &*shared;
+                slots.set(2, 42);
+                barrier.arrive_and_drop();
+            })
+        };
+        let (barrier, slots) = &*shared;
+        for phase in 0..PHASES {
+            slots.set(phase % 2, phase);
+            barrier.arrive_and_wait();
+            assert_eq!(slots.get(phase % 2), phase);
+            // The leaver's write came before its (phase 0) arrival.
+            assert_eq!(slots.get(2), 42);
+        }
+        leaver.join().unwrap();
+        assert_eq!(
+            format!("{barrier:?}"),
+            "Barrier { phase_parity: true, pending: 1, expected: 1, tx: 0, poisoned: false }"
+        );
+    });
+}
+
+#[test]
+fn last_participants_leaving_retire_the_barrier() {
+    common::quiet_expected_panics();
+    model(|| {
+        let barrier = Arc::new(Barrier::new(2));
+        let other = {
+            let barrier = barrier.clone();
+            thread::spawn(move || barrier.arrive_and_drop())
+        };
+        barrier.arrive_and_drop();
+        other.join().unwrap();
+        // Both dropped in phase 0: it completed, and phase 1 can never.
+        assert!(barrier.phase_parity());
+        let retired = std::panic::catch_unwind(|| drop(barrier.arrive()));
+        assert!(retired.is_err(), "arrive on a retired barrier panics");
+    });
+}

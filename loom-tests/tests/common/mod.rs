@@ -1,0 +1,91 @@
+//! Helpers shared by the models: the model runner, data slots whose accesses
+//! loom checks for races, and a panic hook that keeps expected panics quiet.
+#![allow(dead_code)] // each test file uses a different subset
+
+use loom::cell::UnsafeCell;
+use std::sync::Once;
+
+/// Runs `f` under loom. `LOOM_MAX_PREEMPTIONS` picks the preemption bound
+/// (`.ci/loom` sets it); when it is unset the bound is 2, so a plain
+/// `cargo test` in this crate finishes instead of exploring without bound.
+/// Prints how many executions loom explored (see with `--nocapture`).
+pub fn model<F: Fn() + Sync + Send + 'static>(f: F) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(2);
+    }
+    let executions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = executions.clone();
+    builder.check(move || {
+        // Relaxed: a statistic, read after `check` returns on this thread.
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        f()
+    });
+    eprintln!(
+        "loom: {} executions (preemption bound {:?})",
+        executions.load(std::sync::atomic::Ordering::Relaxed),
+        builder.preemption_bound
+    );
+}
+
+/// Plain (non-atomic) data cells. Every access goes through loom's
+/// `UnsafeCell`, which fails the model when two accesses are not ordered by
+/// happens-before: a write before `arrive` read after `wait` is exactly the
+/// guarantee the barrier gives, and a missing Acquire/Release shows up here.
+pub struct Slots(Vec<UnsafeCell<usize>>);
+
+// SAFETY: every access goes through loom's `UnsafeCell`, which checks (and
+// panics on) accesses that race; the models only share slots through the
+// barrier's ordering.
+unsafe impl Sync for Slots {}
+// SAFETY: as above; the cells hold plain `usize`s.
+unsafe impl Send for Slots {}
+
+impl Slots {
+    pub fn new(n: usize) -> Slots {
+        Slots((0..n).map(|_| UnsafeCell::new(usize::MAX)).collect())
+    }
+
+    #[track_caller]
+    pub fn set(&self, i: usize, value: usize) {
+        // SAFETY: loom checks this write against every other access first.
+        self.0[i].with_mut(|p| unsafe { *p = value });
+    }
+
+    #[track_caller]
+    pub fn get(&self, i: usize) -> usize {
+        // SAFETY: loom checks this read against every other write first.
+        self.0[i].with(|p| unsafe { *p })
+    }
+}
+
+/// Installs (once per process) a panic hook that stays silent for the panics
+/// the models provoke on purpose (poisoned barriers, `boom` completions) and
+/// prints every other panic as usual.
+/// (The barrier-retired panics are provoked on purpose too.)
+pub fn quiet_expected_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let message = panic_message(info.payload());
+            let expected = message.starts_with("mbarrier: barrier poisoned")
+                || message.contains("the barrier is retired")
+                || message == "boom";
+            if !expected {
+                default(info);
+            }
+        }));
+    });
+}
+
+/// The text of a panic payload (`&str` or `String`), or `""`.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        String::new()
+    }
+}
