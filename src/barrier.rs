@@ -1,10 +1,13 @@
-//! `Barrier<F>`, `ArrivalToken`, `BarrierWaitResult`: arrivals, tx counts,
-//! completion, poisoning, and the misuse checks.
+//! `Barrier<F>`: construction, arrivals, tx counts, waits, poisoning.
+//! The completion function lives in `completion.rs`, the misuse checks and
+//! messages in `misuse.rs`, the tokens in `token.rs`.
 
+use crate::completion::Completion;
+use crate::misuse::{check, check_expected_const, poisoned_panic, Op};
 use crate::state::{self, Poison, Snapshot, State};
-use crate::sync::{thread_local, Ordering, UnsafeCell};
+use crate::sync::{Ordering, UnsafeCell};
+use crate::token::{ArrivalToken, BarrierWaitResult};
 use crate::wait;
-use std::cell::Cell;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -72,8 +75,8 @@ use std::time::{Duration, Instant};
 /// });
 /// ```
 pub struct Barrier<F = ()> {
-    state: State,
-    completion: UnsafeCell<F>,
+    pub(crate) state: State,
+    pub(crate) completion: UnsafeCell<F>,
 }
 
 // SAFETY: the completion function is only touched by the thread that moved the
@@ -95,151 +98,6 @@ static_assertions::assert_impl_all!(Barrier: Send, Sync, std::panic::RefUnwindSa
 static_assertions::assert_impl_all!(ArrivalToken: Send, Sync, fmt::Debug);
 static_assertions::assert_not_impl_any!(ArrivalToken: Clone);
 
-/// What a [`Barrier`] runs when a phase completes: nothing for `()`, the
-/// closure for any `FnMut() + Send`.
-///
-/// This trait is sealed; it exists so that `Barrier::new` can return a
-/// `Barrier<()>` whose completing arrival starts the next phase in the same
-/// atomic operation.
-pub trait Completion: sealed::Sealed + Send {
-    #[doc(hidden)]
-    const IS_NONE: bool;
-    #[doc(hidden)]
-    fn run(&mut self);
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for () {}
-    impl<F: FnMut() + Send> Sealed for F {}
-}
-
-impl Completion for () {
-    const IS_NONE: bool = true;
-    fn run(&mut self) {}
-}
-
-impl<F: FnMut() + Send> Completion for F {
-    const IS_NONE: bool = false;
-    fn run(&mut self) {
-        self()
-    }
-}
-
-/// Proof of an arrival: the phase it belongs to, to be handed to
-/// [`Barrier::wait`] (or inspected with [`Barrier::try_wait`]).
-///
-/// A token may be waited on in its own phase or in the next one; waiting on an
-/// older token is a misuse the barrier does not detect. In debug builds the
-/// token also remembers its barrier (by address), and waiting on another
-/// barrier panics; so does moving the barrier itself between arrive and wait,
-/// which only a single-threaded program can do.
-///
-/// # Examples
-///
-/// ```
-/// let barrier = mbarrier::Barrier::new(1);
-/// let token = barrier.arrive(); // the only arrival: phase 0 completes
-/// assert!(barrier.try_wait(&token));
-/// barrier.wait(token);
-/// ```
-#[must_use = "an arrival token does nothing unless waited on; drop it explicitly if the wait is not needed"]
-pub struct ArrivalToken {
-    phase: u8,
-    #[cfg(debug_assertions)]
-    barrier: usize,
-}
-
-impl fmt::Debug for ArrivalToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ArrivalToken")
-            .field("phase", &self.phase)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Returned by [`Barrier::arrive_and_wait`]: whether this thread completed the
-/// phase, like `std::sync::BarrierWaitResult`.
-///
-/// Not `#[must_use]`, as in `std`: calling `arrive_and_wait` only to
-/// synchronize is the common case.
-///
-/// # Examples
-///
-/// ```
-/// let barrier = mbarrier::Barrier::new(1);
-/// assert!(barrier.arrive_and_wait().is_leader());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BarrierWaitResult {
-    is_leader: bool,
-}
-
-impl BarrierWaitResult {
-    /// True for the one thread whose arrival completed the phase.
-    ///
-    /// When every participant uses `arrive_and_wait`, exactly one of them is
-    /// the leader of each phase. If a `complete_tx` completed it, none is.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let barrier = mbarrier::Barrier::new(2);
-    /// let leaders = std::thread::scope(|s| {
-    ///     let other = s.spawn(|| barrier.arrive_and_wait().is_leader());
-    ///     barrier.arrive_and_wait().is_leader() as u32 + other.join().unwrap() as u32
-    /// });
-    /// assert_eq!(leaders, 1);
-    /// ```
-    #[must_use]
-    pub fn is_leader(&self) -> bool {
-        self.is_leader
-    }
-}
-
-/// A mutating operation with its arguments, for the checks and the messages.
-#[derive(Clone, Copy)]
-enum Op {
-    Arrive,
-    ArriveN(usize),
-    ArriveAndDrop,
-    ArriveAndDropN(usize),
-    ArriveTx(usize, u32),
-    ExpectTx(u32),
-    CompleteTx(u32),
-    ArriveAndWait,
-}
-
-impl Op {
-    /// (arrivals, dropped participants, change of tx).
-    fn delta(self) -> (usize, usize, i64) {
-        match self {
-            Op::Arrive | Op::ArriveAndWait => (1, 0, 0),
-            Op::ArriveN(n) => (n, 0, 0),
-            Op::ArriveAndDrop => (1, 1, 0),
-            Op::ArriveAndDropN(n) => (n, n, 0),
-            Op::ArriveTx(n, tx) => (n, 0, i64::from(tx)),
-            Op::ExpectTx(tx) => (0, 0, i64::from(tx)),
-            Op::CompleteTx(tx) => (0, 0, -i64::from(tx)),
-        }
-    }
-}
-
-impl fmt::Display for Op {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Op::Arrive => f.write_str("arrive()"),
-            Op::ArriveN(n) => write!(f, "arrive_n({n})"),
-            Op::ArriveAndDrop => f.write_str("arrive_and_drop()"),
-            Op::ArriveAndDropN(n) => write!(f, "arrive_and_drop_n({n})"),
-            Op::ArriveTx(n, tx) => write!(f, "arrive_tx({n}, {tx})"),
-            Op::ExpectTx(tx) => write!(f, "expect_tx({tx})"),
-            Op::CompleteTx(tx) => write!(f, "complete_tx({tx})"),
-            Op::ArriveAndWait => f.write_str("arrive_and_wait()"),
-        }
-    }
-}
-
 /// The result of one recorded arrival or tx operation.
 #[derive(Clone, Copy)]
 struct Arrival {
@@ -248,42 +106,6 @@ struct Arrival {
     /// Whether this operation completed that phase.
     completed: bool,
 }
-
-/// One barrier whose completion function this thread is running; the nodes
-/// live in the frames of `run_completion` and are chained innermost first.
-struct Running {
-    barrier: usize,
-    outer: *const Running,
-}
-
-thread_local! {
-    /// The innermost completion this thread is running, so that a barrier's
-    /// own waits and arrivals inside its completion panic instead of
-    /// deadlocking. A plain `Cell` of a pointer has no destructor, so it stays
-    /// usable from thread-local destructors (which may arrive, too).
-    static RUNNING: Cell<*const Running> = const { Cell::new(std::ptr::null()) };
-}
-
-/// Whether this thread is running the completion function of `barrier`.
-fn running_completion_of(barrier: usize) -> bool {
-    let mut node = RUNNING.with(Cell::get);
-    while !node.is_null() {
-        // SAFETY: every node in the chain lives in a `run_completion` frame
-        // that is still active on this thread: it is linked in before the
-        // completion function runs and unlinked by `Finish::drop` before that
-        // frame ends, innermost first.
-        let running = unsafe { &*node };
-        if running.barrier == barrier {
-            return true;
-        }
-        node = running.outer;
-    }
-    false
-}
-
-/// Prefix of every panic message caused by a poisoned barrier; `launch` uses
-/// it to tell a root-cause panic from its consequences.
-pub(crate) const POISONED: &str = "mbarrier: barrier poisoned";
 
 impl Barrier {
     /// Largest `expected` count, and largest number of pending arrivals:
@@ -324,14 +146,6 @@ impl Barrier {
             completion: UnsafeCell::new(()),
         }
     }
-}
-
-const fn check_expected_const(expected: usize) -> u32 {
-    assert!(
-        expected >= 1 && expected <= state::MAX as usize,
-        "mbarrier: new: expected must be in 1 ..= 1048575 (Barrier::MAX)"
-    );
-    expected as u32
 }
 
 impl<F: FnMut() + Send> Barrier<F> {
@@ -828,7 +642,7 @@ impl<F: Completion> Barrier<F> {
 
     /// The barrier's identity: its address, also the parking key.
     #[inline]
-    fn key(&self) -> usize {
+    pub(crate) fn key(&self) -> usize {
         self as *const Self as *const () as usize
     }
 
@@ -922,86 +736,6 @@ impl<F: Completion> Barrier<F> {
     }
 
     #[track_caller]
-    fn check_not_own_completion(&self, op: &dyn fmt::Display) {
-        if running_completion_of(self.key()) {
-            panic!("mbarrier: {op}: called inside this barrier's own completion function, where it would deadlock");
-        }
-    }
-
-    /// Runs the completion function, then starts the next phase (or, if it
-    /// unwinds or `poison()` was called meanwhile, poisons the barrier) and
-    /// wakes the parked threads. Returns whether the next phase started.
-    #[cold]
-    fn run_completion(&self) -> bool {
-        /// Ends the completing state, also when the completion function
-        /// unwinds. Whether it did is `returned`, not `thread::panicking()`:
-        /// a completion run by a `Drop` during another panic's unwinding
-        /// (or, under loom, beside an unwinding model thread) can return.
-        struct Finish<'a, F: Completion> {
-            barrier: &'a Barrier<F>,
-            running: &'a Running,
-            returned: bool,
-        }
-        impl<F: Completion> Finish<'_, F> {
-            /// Leaves the completing state; true if the next phase started.
-            fn finish(&self) -> bool {
-                let barrier = self.barrier;
-                RUNNING.with(|head| head.set(self.running.outer));
-                // Relaxed: seeds the CAS loop.
-                let mut s = barrier.state.load(Ordering::Relaxed);
-                let new = loop {
-                    debug_assert!(s.is_completing());
-                    let new = if !self.returned {
-                        s.poisoned(Poison::Completion)
-                    } else if s.poison_requested() {
-                        s.poisoned(Poison::Call)
-                    } else {
-                        s.next_phase()
-                    };
-                    // Release: publishes the completion function's writes
-                    // with the new phase (state.rs, point 3).
-                    match barrier.state.cas(s, new, Ordering::Release) {
-                        Ok(()) => break new,
-                        Err(found) => s = found,
-                    }
-                };
-                if s.parked() {
-                    crate::park::unpark_all(barrier.key());
-                }
-                new.poison().is_none()
-            }
-        }
-        impl<F: Completion> Drop for Finish<'_, F> {
-            fn drop(&mut self) {
-                // Only reached by unwinding: the normal path forgets `self`.
-                self.finish();
-            }
-        }
-
-        let running = Running {
-            barrier: self.key(),
-            outer: RUNNING.with(Cell::get),
-        };
-        RUNNING.with(|head| head.set(&running));
-        let mut finish = Finish {
-            barrier: self,
-            running: &running,
-            returned: false,
-        };
-        self.completion.with_mut(|f| {
-            // SAFETY: this thread moved the word into the completing state,
-            // which only `Finish` (on this thread) leaves; no other thread
-            // touches the completion function until then, and the previous
-            // completer's accesses happen-before ours (see `impl Sync`).
-            unsafe { (*f).run() }
-        });
-        finish.returned = true;
-        let started = finish.finish();
-        std::mem::forget(finish);
-        started
-    }
-
-    #[track_caller]
     fn wait_token_until(
         &self,
         op: &str,
@@ -1079,55 +813,6 @@ impl<F: Completion> Barrier<F> {
             ),
         }
     }
-}
-
-/// Panics for an operation on a poisoned barrier.
-#[cold]
-#[track_caller]
-fn poisoned_panic(op: impl fmt::Display, s: Snapshot) -> ! {
-    match s.poison() {
-        Some(Poison::Completion) => {
-            panic!(
-                "{POISONED}: completion panicked in phase {} (seen by {op})",
-                s.phase()
-            )
-        }
-        _ => panic!("{POISONED} by poison() (seen by {op})"),
-    }
-}
-
-/// The misuse checks of one operation against the word, before anything is
-/// mutated; returns the word with the operation applied.
-#[track_caller]
-fn check(op: Op, s: Snapshot, arrivals: usize, drops: usize, dtx: i64) -> Snapshot {
-    if s.poison().is_some() {
-        poisoned_panic(op, s);
-    }
-    if s.is_retired() {
-        panic!("mbarrier: {op}: the barrier is retired: every participant dropped out and its last phase completed");
-    }
-    let pending = s.pending() as usize;
-    if arrivals > pending {
-        panic!(
-            "mbarrier: {op} but only {pending} arrival{} pending in this phase (expected per phase: {})",
-            if pending == 1 { " is" } else { "s are" },
-            s.expected()
-        );
-    }
-    let tx = i64::from(s.tx()) + dtx;
-    let max = i64::from(state::MAX_TX);
-    if !(-max..=max).contains(&tx) {
-        panic!(
-            "mbarrier: {op}: the transaction count would go from {} to {tx}, outside -{max} ..= {max}",
-            s.tx()
-        );
-    }
-    // `drops <= arrivals <= pending <= expected`, so nothing underflows.
-    s.with_counts(
-        (pending - arrivals) as u32,
-        s.expected() - drops as u32,
-        tx as i32,
-    )
 }
 
 impl<F> fmt::Debug for Barrier<F> {

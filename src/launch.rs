@@ -6,8 +6,8 @@
 //! thread has ended, `launch` re-raises the root cause: the first panic
 //! caught that is not itself a poisoned-barrier panic, with its payload.
 
-use crate::barrier::POISONED;
 use crate::block::BlockBarrier;
+use crate::misuse::POISONED;
 use crate::sync::{AtomicU64, Ordering};
 use std::any::Any;
 use std::fmt;

@@ -119,16 +119,21 @@
 
 mod barrier;
 mod block;
+mod completion;
 mod launch;
+mod misuse;
 mod park;
 mod state;
 mod sync;
+mod token;
 mod wait;
 mod warp;
 
-pub use barrier::{ArrivalToken, Barrier, BarrierWaitResult, Completion};
+pub use barrier::Barrier;
 pub use block::BlockBarrier;
+pub use completion::Completion;
 pub use launch::{launch, Block};
+pub use token::{ArrivalToken, BarrierWaitResult};
 pub use warp::WarpBarrier;
 
 /// The README's Rust examples, compiled and run as doctests.
