@@ -49,7 +49,10 @@ fn three_threads_agree_on_sync_and_or() {
                 thread::spawn(move || block.sync_or(me == 2))
             })
             .collect();
-        assert!(block.sync_or(false), "lane 2's true predicate is seen by all");
+        assert!(
+            block.sync_or(false),
+            "lane 2's true predicate is seen by all"
+        );
         for other in others {
             assert!(other.join().unwrap());
         }

@@ -44,7 +44,10 @@ fn completion_once_per_phase_sees_all_arrivals() {
                     *p += 1;
                     *p - 1
                 });
-                assert!(p < PHASES, "completion ran more often than phases completed");
+                assert!(
+                    p < PHASES,
+                    "completion ran more often than phases completed"
+                );
                 assert_eq!(slots.get(slot(p, 0)), p * 10);
                 assert_eq!(slots.get(slot(p, 1)), p * 10 + 1);
                 slots.set(result(p), 100 + p);

@@ -18,7 +18,8 @@ use mbarrier::Barrier;
 fn one_leader_per_phase(threads: usize, phases: usize) {
     model(move || {
         let barrier = Arc::new(Barrier::new(threads));
-        let leaders: Arc<Vec<AtomicUsize>> = Arc::new((0..phases).map(|_| AtomicUsize::new(0)).collect());
+        let leaders: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..phases).map(|_| AtomicUsize::new(0)).collect());
         let run = {
             let (barrier, leaders) = (barrier.clone(), leaders.clone());
             move || {

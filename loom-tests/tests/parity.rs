@@ -28,7 +28,10 @@ fn wait_parity_sees_the_phase_writes() {
         let (barrier, slots) = &*shared;
         for phase in 0..PHASES {
             let parity = phase % 2 == 1;
-            assert!(!barrier.try_wait_parity(parity), "phase {phase} cannot be complete yet");
+            assert!(
+                !barrier.try_wait_parity(parity),
+                "phase {phase} cannot be complete yet"
+            );
             slots.set((phase % 2) * 2 + 1, phase + 100);
             drop(barrier.arrive());
             barrier.wait_parity(parity);

@@ -25,9 +25,11 @@ fn poison_wakes_a_parked_waiter() {
         let waiter = {
             let barrier = barrier.clone();
             // Either its arrive sees the poison, or its wait does (parked or not).
-            thread::spawn(move || panics(|| {
-                barrier.arrive_and_wait();
-            }))
+            thread::spawn(move || {
+                panics(|| {
+                    barrier.arrive_and_wait();
+                })
+            })
         };
         barrier.poison();
         let message = waiter.join().unwrap();
@@ -36,7 +38,10 @@ fn poison_wakes_a_parked_waiter() {
             "mbarrier: barrier poisoned by poison() (seen by arrive_and_wait())"
         );
         assert!(barrier.is_poisoned());
-        assert!(!barrier.phase_parity(), "a poisoned barrier stays in its phase");
+        assert!(
+            !barrier.phase_parity(),
+            "a poisoned barrier stays in its phase"
+        );
     });
 }
 
@@ -47,9 +52,11 @@ fn panicking_completion_wakes_a_parked_waiter() {
         let barrier = Arc::new(Barrier::with_completion(2, || panic!("boom")));
         let other = {
             let barrier = barrier.clone();
-            thread::spawn(move || panics(|| {
-                barrier.arrive_and_wait();
-            }))
+            thread::spawn(move || {
+                panics(|| {
+                    barrier.arrive_and_wait();
+                })
+            })
         };
         let mine = panics(|| {
             barrier.arrive_and_wait();
