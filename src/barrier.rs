@@ -614,7 +614,7 @@ impl<F: Completion> Barrier<F> {
             match self.state.cas(s, new, Ordering::Relaxed) {
                 Ok(()) => {
                     if s.parked() && !s.is_completing() {
-                        crate::park::unpark_all(self.key());
+                        crate::park::unpark_all(self.park_key());
                     }
                     return;
                 }
@@ -640,10 +640,18 @@ impl<F: Completion> Barrier<F> {
 
     // ---- internals -------------------------------------------------------
 
-    /// The barrier's identity: its address, also the parking key.
+    /// The barrier's identity: its address.
     #[inline]
     pub(crate) fn key(&self) -> usize {
         self as *const Self as *const () as usize
+    }
+
+    /// The parking key: an address inside the word, so no other user of the
+    /// parking lot (say, one keyed by a struct that starts with this barrier)
+    /// can share it.
+    #[inline]
+    pub(crate) fn park_key(&self) -> usize {
+        self.key() + 1
     }
 
     #[inline]
@@ -706,7 +714,7 @@ impl<F: Completion> Barrier<F> {
                         (false, _) => false,
                         (true, true) => {
                             if s.parked() {
-                                crate::park::unpark_all(self.key());
+                                crate::park::unpark_all(self.park_key());
                             }
                             true
                         }
@@ -730,7 +738,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     fn wait_for_next_phase(&self, op: Op) {
         self.check_not_own_completion(&op);
-        wait::wait_until(&self.state, self.key(), None, |s| {
+        wait::wait_until(&self.state, self.park_key(), None, |s| {
             (!s.is_completing()).then_some(())
         });
     }
@@ -786,12 +794,7 @@ impl<F: Completion> Barrier<F> {
             Poisoned(Snapshot),
             Retired(Snapshot),
         }
-        // Acquire: pairs with the Release that ended the phase (state.rs, point 4).
-        let s = self.state.load(Ordering::Acquire);
-        if s.is_completing() {
-            self.check_not_own_completion(&op);
-        }
-        let end = wait::wait_until(&self.state, self.key(), deadline, |s| {
+        let classify = |s: Snapshot| {
             if s.poison().is_some() {
                 Some(End::Poisoned(s))
             } else if completed(s) {
@@ -801,7 +804,16 @@ impl<F: Completion> Barrier<F> {
             } else {
                 None
             }
-        });
+        };
+        // Acquire: pairs with the Release that ended the phase (state.rs, point 4).
+        let s = self.state.load(Ordering::Acquire);
+        if s.is_completing() {
+            self.check_not_own_completion(&op);
+        }
+        let end = match classify(s) {
+            Some(end) => Some(end),
+            None => wait::wait_until(&self.state, self.park_key(), deadline, classify),
+        };
         match end {
             None => false,
             Some(End::Completed) => true,

@@ -107,10 +107,12 @@ impl<F: Completion> Barrier<F> {
                 let mut s = barrier.state.load(Ordering::Relaxed);
                 let new = loop {
                     debug_assert!(s.is_completing());
-                    let new = if !self.returned {
-                        s.poisoned(Poison::Completion)
-                    } else if s.poison_requested() {
+                    // The first cause wins: a `poison()` that came while
+                    // the function ran, then its unwinding.
+                    let new = if s.poison_requested() {
                         s.poisoned(Poison::Call)
+                    } else if !self.returned {
+                        s.poisoned(Poison::Completion)
                     } else {
                         s.next_phase()
                     };
@@ -122,7 +124,7 @@ impl<F: Completion> Barrier<F> {
                     }
                 };
                 if s.parked() {
-                    crate::park::unpark_all(barrier.key());
+                    crate::park::unpark_all(barrier.park_key());
                 }
                 new.poison().is_none()
             }

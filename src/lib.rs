@@ -57,18 +57,21 @@
 //!
 //! # Waiting
 //!
-//! A waiter spins briefly on the word (or, when there are more participants
-//! than cores, yields its core), then parks in `parking_lot_core`'s global
+//! A waiter spins briefly on the word if every participant can have a core,
+//! then yields its core for a while (unless a recent yield showed foreign
+//! load competing for the cores), then parks in `parking_lot_core`'s global
 //! table keyed by the barrier's address, so a barrier costs nothing beyond its
 //! 8 bytes. The thread that completes a phase wakes the parked threads only
-//! if there are any.
+//! if there are any. The numbers behind this policy are in `src/wait.rs` and
+//! `benches/RESULTS.md`.
 //!
 //! # Decisions where the contract is silent
 //!
 //! - **The completion window.** An arrival (or tx operation) that comes while
 //!   the previous phase's completion function runs waits until the next phase
 //!   has started, then counts for it: keep completion functions short.
-//! - **Poisoning is terminal and keeps the first cause.** A poisoned word
+//! - **Poisoning is terminal and keeps the first cause** (a `poison()` that
+//!   comes while a completion function runs wins over that function's panic). A poisoned word
 //!   keeps its phase and expected count but no longer tracks pending arrivals
 //!   or the transaction count (`Debug` shows them as 0). `poison()` during a
 //!   completion function takes effect when the function returns, and that
@@ -89,14 +92,7 @@
 //! - **Phase numbers in messages** are modulo 4, the phase bits the word keeps.
 //! - `BarrierWaitResult` is not `#[must_use]`, as in `std`.
 //!
-//! # Model checking
-//!
-//! With `RUSTFLAGS="--cfg loom"` the crate's atomics, cells and parking switch
-//! to [loom](https://docs.rs/loom)'s models (`loom-tests/`), and with
-//! `--cfg shuttle` to [shuttle](https://docs.rs/shuttle)'s, for randomized
-//! schedules. Nothing changes for normal builds.
-//!
-//! ## CUDA's __syncthreads family
+//! # CUDA's `__syncthreads` family
 //!
 //! | CUDA | `mbarrier` |
 //! |---|---|
@@ -114,6 +110,13 @@
 //! A thread of a [`launch`]ed block that panics poisons the block's barrier,
 //! so the others panic out of `sync` instead of hanging; `launch` then
 //! re-raises the first panic that was not itself caused by the poisoning.
+//!
+//! # Model checking
+//!
+//! With `RUSTFLAGS="--cfg loom"` the crate's atomics, cells and parking switch
+//! to [loom](https://docs.rs/loom)'s models (`loom-tests/`), and with
+//! `--cfg shuttle` to [shuttle](https://docs.rs/shuttle)'s, for randomized
+//! schedules. Nothing changes for normal builds.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 

@@ -115,7 +115,8 @@ pub(crate) fn wait_until<T>(
     if let Some(done) = check(s) {
         return Some(done);
     }
-    if sync::MAY_SPIN {
+    // A deadline already passed (a zero timeout) checks once, as above.
+    if sync::MAY_SPIN && deadline.map_or(true, |d| sync::now() < d) {
         if s.expected() <= cores() {
             if let Some(done) = spin(state, deadline, &check) {
                 return Some(done);

@@ -169,7 +169,9 @@ impl WarpBarrier {
     /// reached its matching `sync(_, mask)`. `__syncwarp(mask)`.
     ///
     /// Everything the mask's lanes wrote before their `sync` is visible to
-    /// this lane after it returns. A mask naming only `lane` returns at once.
+    /// this lane after it returns. A mask naming only `lane` returns at once
+    /// and does not count: lanes are matched by how many times each has
+    /// synced with a mask naming other lanes too.
     ///
     /// # Panics
     ///
@@ -191,17 +193,20 @@ impl WarpBarrier {
     #[track_caller]
     pub fn sync(&self, lane: usize, mask: u64) {
         self.check(lane, mask);
+        let others = mask & !(1 << lane);
+        if others == 0 {
+            // Alone: nothing to wait for or publish, and not counted, so a
+            // lane that syncs alone (a divergent branch) stays in step with
+            // the partners of its next sync.
+            return;
+        }
         let me = &self.lanes[lane];
         // Release: this lane's writes travel with the raise (module docs).
         let old = me.synced.fetch_add(1, Ordering::Release);
         if old & PARKED != 0 {
             self.wake_waiters_of(lane);
         }
-        let round = (old & COUNT) + 1;
-        let others = mask & !(1 << lane);
-        if others != 0 {
-            self.wait(others, round);
-        }
+        self.wait(others, (old & COUNT) + 1);
     }
 
     #[track_caller]
@@ -227,10 +232,12 @@ impl WarpBarrier {
         }
     }
 
-    /// The parking key of the lanes waiting for lane `lane`: the address of
-    /// its word.
+    /// The parking key of the lanes waiting for lane `lane`: derived from
+    /// the address of its word.
     fn key(&self, lane: usize) -> usize {
-        &self.lanes[lane] as *const Lane as usize
+        // + 1: an address inside the lane's word, which no other object can
+        // have, so no other user of the parking lot shares the key.
+        &self.lanes[lane] as *const Lane as usize + 1
     }
 
     /// Wakes every lane parked until `lane`'s count grows.

@@ -13,8 +13,9 @@ pub(crate) fn park(
     // - `validate` only loads an atomic: it does not panic and does not call
     //   into `parking_lot_core`.
     // - `before_sleep` and `timed_out` are empty, so they neither panic nor park.
-    // - `key` is the barrier's address; no other crate's parker uses it (our
-    //   address is not theirs to park on), so only our `unpark_all` wakes it.
+    // - `key` is an address inside one of our atomic words (its address + 1),
+    //   where no other object lives, so no other parker uses it and only our
+    //   `unpark_all` wakes it.
     let result = unsafe {
         parking_lot_core::park(
             key,

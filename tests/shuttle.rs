@@ -1,0 +1,317 @@
+//! Randomized schedules beyond loom's reach: 4-9 threads over many phases,
+//! with every kind of arrival, leaving participants, transaction counts, parity
+//! waits, a completion function and poisoning, each run for many random
+//! schedules by shuttle. Only built with `--cfg shuttle` (the crate then uses
+//! shuttle's atomics, threads and parking model); run it with `.ci/shuttle`.
+//!
+//! shuttle explores schedules, not weak memory (it runs sequentially
+//! consistent), so these tests catch lost wake-ups (a deadlock, which shuttle
+//! reports), miscounted arrivals, completions that run twice or too early,
+//! and wrong results; loom-tests/ covers the memory orderings.
+#![cfg(shuttle)]
+
+use mbarrier::{Barrier, BlockBarrier, Completion, WarpBarrier};
+use shuttle::sync::atomic::{AtomicUsize, Ordering};
+use shuttle::sync::Arc;
+use shuttle::thread;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+/// Schedules per test: `SHUTTLE_ITERATIONS`, or 1000.
+fn iterations() -> usize {
+    std::env::var("SHUTTLE_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000)
+}
+
+/// Runs `f` under shuttle's random scheduler and then its PCT scheduler
+/// (which favours the rare orderings that need a few forced preemptions).
+fn check(f: impl Fn() + Send + Sync + 'static) {
+    let f = std::sync::Arc::new(f);
+    let g = f.clone();
+    shuttle::check_random(move || g(), iterations());
+    shuttle::check_pct(move || f(), iterations(), 3);
+}
+
+const BYTES: u32 = 16;
+
+/// A mixed workload: `threads` participants over `phases` phases, plus a
+/// copy-engine thread that supplies each phase's transaction bytes.
+/// Participant `t` publishes `stamp[t] = phase` before each arrival. With
+/// `completion`, the barrier's completion function checks every stamp of the
+/// phase and counts phases, and after each wait a participant checks that
+/// the completion of its phase has run; without, the barrier is a plain
+/// `Barrier::new` (whose completing arrival starts the next phase in the
+/// same RMW) and the waiters check the stamps themselves. Participants 2 and
+/// 3 leave (`arrive_and_drop`) part-way; the others rotate through
+/// `arrive_and_wait`, `arrive` + `wait`, a zero-timeout `wait_timeout` then
+/// `wait`, and `arrive` + `wait_parity`.
+fn mixed(threads: usize, phases: usize, completion: bool) {
+    assert!(threads >= 4);
+    check(move || {
+        let stamps: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..threads).map(|_| AtomicUsize::new(usize::MAX)).collect());
+        let completed = Arc::new(AtomicUsize::new(0));
+        if completion {
+            let (seen, count) = (stamps.clone(), completed.clone());
+            let barrier = Barrier::with_completion(threads, move || {
+                // SeqCst everywhere: shuttle is sequentially consistent anyway.
+                let phase = count.load(Ordering::SeqCst);
+                // Every participant of the phase is still in it.
+                check_stamps(&seen, phase, phases, 0);
+                count.store(phase + 1, Ordering::SeqCst);
+            });
+            run_mixed(barrier, stamps, Some(completed), threads, phases);
+        } else {
+            run_mixed(Barrier::new(threads), stamps, None, threads, phases);
+        }
+    });
+}
+
+/// The last phase participant `t` takes part in (with `arrive_and_drop` if
+/// it leaves early).
+fn last(t: usize, phases: usize) -> usize {
+    match t {
+        2 => phases / 3,
+        3 => phases / 2,
+        _ => phases - 1,
+    }
+}
+
+/// Every participant of `phase` has published its stamp for it; with
+/// `slack` 1, some may already have moved on to `phase + 1` (a waiter of
+/// `phase` checks after the others were released too), never further.
+fn check_stamps(stamps: &[AtomicUsize], phase: usize, phases: usize, slack: usize) {
+    for (t, stamp) in stamps.iter().enumerate() {
+        if phase <= last(t, phases) {
+            let seen = stamp.load(Ordering::SeqCst);
+            assert!(
+                (phase..=phase + slack).contains(&seen),
+                "stamp of {t} in phase {phase}: {seen}"
+            );
+        }
+    }
+}
+
+fn run_mixed<F: Completion + 'static>(
+    barrier: Barrier<F>,
+    stamps: Arc<Vec<AtomicUsize>>,
+    completed: Option<Arc<AtomicUsize>>,
+    threads: usize,
+    phases: usize,
+) {
+    let barrier = Arc::new(barrier);
+    // After a wait for `phase`: its completion ran (or, without one, every
+    // participant's stamp of it is there).
+    let after_wait = {
+        let (stamps, completed) = (stamps.clone(), completed.clone());
+        move |phase: usize| match &completed {
+            Some(completed) => assert!(completed.load(Ordering::SeqCst) > phase),
+            None => check_stamps(&stamps, phase, phases, 1),
+        }
+    };
+    let mut handles = Vec::new();
+    for t in 0..threads {
+        let (barrier, stamps, after_wait) = (barrier.clone(), stamps.clone(), after_wait.clone());
+        handles.push(thread::spawn(move || {
+            for phase in 0..=last(t, phases) {
+                stamps[t].store(phase, Ordering::SeqCst);
+                if phase == last(t, phases) && phase < phases - 1 {
+                    barrier.arrive_and_drop();
+                    return;
+                }
+                // Participant 1 also carries the phase's tx bytes.
+                let token = if t == 1 {
+                    barrier.arrive_tx(1, BYTES)
+                } else {
+                    match (t + phase) % 4 {
+                        0 => {
+                            barrier.arrive_and_wait();
+                            after_wait(phase);
+                            continue;
+                        }
+                        3 => {
+                            drop(barrier.arrive());
+                            barrier.wait_parity(phase % 2 == 1);
+                            after_wait(phase);
+                            continue;
+                        }
+                        _ => barrier.arrive(),
+                    }
+                };
+                if (t + phase) % 4 == 2 {
+                    match barrier.wait_timeout(token, Duration::ZERO) {
+                        Ok(()) => {}
+                        Err(token) => barrier.wait(token),
+                    }
+                } else {
+                    barrier.wait(token);
+                }
+                after_wait(phase);
+            }
+        }));
+    }
+    // The copy engine: completes each phase's bytes (possibly before
+    // participant 1's arrive_tx: tx goes negative), then waits for the
+    // phase by parity so its next bytes cannot land in this phase.
+    let engine = {
+        let barrier = barrier.clone();
+        thread::spawn(move || {
+            for phase in 0..phases {
+                barrier.complete_tx(BYTES / 2);
+                barrier.complete_tx(BYTES / 2);
+                barrier.wait_parity(phase % 2 == 1);
+            }
+        })
+    };
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    engine.join().unwrap();
+    if let Some(completed) = completed {
+        assert_eq!(completed.load(Ordering::SeqCst), phases);
+    }
+    assert_eq!(barrier.phase_parity(), phases % 2 == 1);
+}
+
+#[test]
+fn mixed_workload_4_threads_12_phases() {
+    mixed(4, 12, true);
+}
+
+#[test]
+fn mixed_workload_8_threads_8_phases() {
+    mixed(8, 8, true);
+}
+
+#[test]
+fn mixed_workload_without_completion_6_threads_10_phases() {
+    mixed(6, 10, false);
+}
+
+/// `threads` participants loop on `arrive_and_wait`; participant 0 poisons
+/// the barrier instead of arriving in phase `at`. Every other participant
+/// must end with the poisoned panic (parked or not), none may hang.
+fn poison_mid_run(threads: usize, at: usize) {
+    check(move || {
+        let barrier = Arc::new(Barrier::new(threads));
+        let others: Vec<_> = (1..threads)
+            .map(|_| {
+                let barrier = barrier.clone();
+                thread::spawn(move || {
+                    let result = catch_unwind(AssertUnwindSafe(|| loop {
+                        barrier.arrive_and_wait();
+                    }));
+                    let payload = result.expect_err("a loop on a poisoned barrier must panic");
+                    payload
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default()
+                })
+            })
+            .collect();
+        for _ in 0..at {
+            barrier.arrive_and_wait();
+        }
+        barrier.poison();
+        for other in others {
+            let message = other.join().unwrap();
+            assert!(
+                message
+                    .starts_with("mbarrier: barrier poisoned by poison() (seen by arrive_and_wait"),
+                "{message}"
+            );
+        }
+        assert_eq!(barrier.phase_parity(), at % 2 == 1);
+    });
+}
+
+#[test]
+fn poison_mid_run_wakes_every_participant() {
+    quiet_poison_panics();
+    poison_mid_run(5, 3);
+}
+
+/// Keeps the expected poisoned-barrier panics out of the test output.
+fn quiet_poison_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let payload = info.payload();
+            let message = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or("");
+            if !message.starts_with("mbarrier: barrier poisoned") {
+                default(info);
+            }
+        }));
+    });
+}
+
+/// `BlockBarrier`: 6 threads over 10 phases; thread `t`'s predicate in phase
+/// `k` is `(t + k) % 3 == 0`; every thread must get the phase's exact count.
+#[test]
+fn block_sync_count_many_threads_many_phases() {
+    const THREADS: usize = 6;
+    const PHASES: usize = 10;
+    let pred = |t: usize, k: usize| (t + k) % 3 == 0;
+    check(move || {
+        let block = Arc::new(BlockBarrier::new(THREADS));
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let block = block.clone();
+                thread::spawn(move || {
+                    for k in 0..PHASES {
+                        let expected = (0..THREADS).filter(|&u| pred(u, k)).count();
+                        assert_eq!(block.sync_count(pred(t, k)), expected, "phase {k}");
+                    }
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+    });
+}
+
+/// `WarpBarrier`: 8 lanes; each round the lanes sync in pairs, then in
+/// halves, then all together, publishing a stamp before each sync and
+/// checking the stamps of their mask after it.
+#[test]
+fn warp_nested_masks_many_rounds() {
+    const LANES: usize = 8;
+    const ROUNDS: usize = 4;
+    check(|| {
+        let warp = Arc::new(WarpBarrier::new(LANES));
+        let stamps: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..LANES).map(|_| AtomicUsize::new(0)).collect());
+        let handles: Vec<_> = (0..LANES)
+            .map(|lane| {
+                let (warp, stamps) = (warp.clone(), stamps.clone());
+                thread::spawn(move || {
+                    let mut step = 0;
+                    for _ in 0..ROUNDS {
+                        for group in [2usize, 4, 8] {
+                            step += 1;
+                            let first = lane / group * group;
+                            let mask = ((1u64 << group) - 1) << first;
+                            stamps[lane].store(step, Ordering::SeqCst);
+                            warp.sync(lane, mask);
+                            for other in first..first + group {
+                                assert!(stamps[other].load(Ordering::SeqCst) >= step);
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+    });
+}
