@@ -640,6 +640,13 @@ impl<F: Completion> Barrier<F> {
 
     // ---- internals -------------------------------------------------------
 
+    /// The current phase modulo 4 (`Relaxed`: for a participant between its
+    /// wait and its next arrival the phase cannot change; see block.rs).
+    #[inline]
+    pub(crate) fn phase(&self) -> u8 {
+        self.state.load(Ordering::Relaxed).phase()
+    }
+
     /// The barrier's identity: its address.
     #[inline]
     pub(crate) fn key(&self) -> usize {

@@ -3,70 +3,60 @@
 //!
 //! # The reduction, and why phases never mix
 //!
-//! Beside the barrier live two counters, one per phase parity. A thread making
-//! its `k`-th call of a `sync*` method (counting from 0):
+//! Beside a plain `Barrier` (no completion function, so a phase completes and
+//! the next starts in one atomic step) live four counters, one per phase
+//! modulo 4. A thread's call of a `sync*` method in phase `k`:
 //!
-//! 1. reads the barrier's phase parity, which is `k % 2` (see below);
-//! 2. if its predicate holds, adds 1 to `count[k % 2]` (`Relaxed`);
+//! 1. reads the barrier's phase: exactly `k` (modulo 4; see below);
+//! 2. if its predicate holds, adds 1 to `count[k]` (`Relaxed`);
 //! 3. calls `arrive_and_wait` on the barrier (phase `k`);
-//! 4. reads `count[k % 2]` (`Relaxed`): that is the result.
+//! 4. reads `count[k]` (`Relaxed`): that is the result;
+//! 5. if it was the phase's leader (its arrival completed the phase), clears
+//!    `count[k + 2]`, the counter of phase `k - 2` and of phase `k + 2`.
 //!
-//! The barrier's completion function, which runs once per phase between the
-//! phase's last arrival and the release of its waiters, clears the *other*
-//! counter: completing phase `q` sets `count[(q + 1) % 2] = 0`. It knows the
-//! parity by toggling its own flag, since it runs exactly once per phase, in
-//! phase order.
+//! Why step 1 reads `k`: the thread's wait in phase `k - 1` returned, so the
+//! word had moved on to phase `k`, and phase `k` cannot complete without this
+//! thread's arrival; its own load cannot see an older value (coherence).
 //!
-//! Why step 1 reads `k % 2`: the thread's wait in phase `k - 1` returned, so
-//! phase `k - 1` completed and phase `k` started (a wait returns only once the
-//! phase number has moved on, which happens after the completion function
-//! ran); and phase `k` cannot complete without this thread's `k`-th arrival.
-//! So the phase is exactly `k` from the end of step 3 of the previous call
-//! until this call's arrival.
+//! Why the clear in step 5 is safe and in time, for `c = count[k + 2]`:
+//! - Every read of `c` in phase `k - 2` happens-before it: the reader's
+//!   arrival in phase `k - 1` (a `Release` RMW) is sequenced after its read,
+//!   and the leader's arrival that completed phase `k` is an `AcqRel` RMW
+//!   later in the word's modification order, all of whose changes are RMWs
+//!   (release sequences). So no read of phase `k - 2` sees the 0.
+//! - It happens-before every add of phase `k + 2`: it is sequenced before the
+//!   leader's arrival in phase `k + 1`, and the adders of phase `k + 2` were
+//!   released from phase `k + 1` by an `Acquire` of the word that only that
+//!   phase's completion (after the leader's arrival) wrote.
 //!
-//! Why step 4 reads exactly the predicates of phase `k`: consider the writes
-//! to `c = count[k % 2]` around it.
-//! - The clear by the completion of phase `k - 1` happens-before every add of
-//!   phase `k` (each adder was released from phase `k - 1` by a wait, an
-//!   `Acquire` of the `Release` that started phase `k`, which follows the
-//!   completion function). For `k = 0` the initial zero plays its part.
-//! - Every add of phase `k` happens-before the read: the add is sequenced
-//!   before its thread's arrival (a `Release` RMW of the word), the phase's
-//!   completing RMW (`AcqRel`) reads from the release sequence holding every
-//!   arrival, and the reader's wait `Acquire`s the word that started phase
-//!   `k + 1` (barrier.rs and state.rs carry this argument in full).
-//! - The next writes to `c` after those adds are the clear by the completion
-//!   of phase `k + 1` and the adds of phase `k + 2`. Both happen-after the
-//!   reader's arrival in phase `k + 1`, which is sequenced after the read.
+//! Why step 4 reads exactly the predicates of phase `k`: the last write to
+//! `count[k]` before phase `k`'s adds is the clear by the leader of phase
+//! `k - 2` (or the initial 0), which happens-before them (above); every add
+//! of phase `k` happens-before the read (the add precedes the adder's
+//! `Release` arrival, the read follows the reader's `Acquire` wait); and the
+//! next writes (the clear by the leader of phase `k + 2`, the adds of phase
+//! `k + 4`) happen-after the reader's arrival in phase `k + 1`, which follows
+//! the read. By coherence the read sees 0 plus one per true predicate of
+//! phase `k`: the same value for every thread, and never a neighbour phase's.
 //!
-//! By coherence the read sees the last add of phase `k` (or the clear when no
-//! predicate held), and never a later write; since the adds are RMWs, that
-//! value is the clear's 0 plus one per true predicate of phase `k`. Every
-//! thread of the phase reads the same value, and consecutive phases use
-//! different counters and a phase's counter is cleared between its uses, so
-//! phases never mix. No lock is taken: the hot path is one load of the word,
-//! at most one `fetch_add` on the counter, the barrier's own arrive/wait, and
-//! one load.
+//! The cost over `Barrier::arrive_and_wait`: one `Relaxed` load of the word,
+//! at most one `fetch_add` and one load of a counter on its own cache line,
+//! and one store by the leader. No lock, no completion function.
 //!
 //! The argument needs every thread to make exactly one arrival per call, which
 //! holds as long as only the `sync*` methods touch the barrier (the inner
 //! [`Barrier`] is private). A group that breaks CUDA's rule (a thread
-//! skipping a `sync*` the others make, more than `n` threads using it, or
-//! `sync()` mixed with `sync_count()` in one phase) gets unspecified results,
-//! but never memory unsafety, and the counters heal at the next phases.
+//! skipping a `sync*` the others make, or more than `n` threads using it)
+//! gets unspecified results, but never memory unsafety.
 
 use crate::barrier::Barrier;
 use crate::sync::{AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
 use std::fmt;
-use std::sync::Arc;
 
-/// The completion function: clears the counter of the next phase.
-type Clear = Box<dyn FnMut() + Send>;
-
-/// One predicate counter per phase parity, each on its own cache line: the
+/// One predicate counter per phase modulo 4, each on its own cache line: the
 /// adds of phase `k + 1` start while slow threads still read phase `k`'s.
-type Counts = [CachePadded<AtomicU64>; 2];
+type Counts = [CachePadded<AtomicU64>; 4];
 
 /// A barrier for a fixed group of `n` threads that can also reduce a
 /// predicate over the group: CUDA's `__syncthreads()`, `__syncthreads_count`,
@@ -78,9 +68,9 @@ type Counts = [CachePadded<AtomicU64>; 2];
 /// the group after it, so the barrier orders "shared memory" exchanges.
 ///
 /// The reducing variants give every thread of a phase the same answer, built
-/// from exactly that phase's predicates. Built on a [`Barrier`] with a
-/// completion function; the reduction adds at most one `fetch_add` and two
-/// loads per call, and no lock.
+/// from exactly that phase's predicates. Built on a [`Barrier`]; the
+/// reduction adds at most one `fetch_add`, two loads and (for one thread
+/// per phase) one store per call, and no lock.
 ///
 /// # Poisoning
 ///
@@ -92,10 +82,10 @@ type Counts = [CachePadded<AtomicU64>; 2];
 /// # Misuse
 ///
 /// If the threads do not all make the same calls (a thread skips a `sync*`,
-/// more than `n` threads use the barrier, or `sync()` and `sync_count()` are
-/// mixed within one phase), the results are unspecified (a hang, or a count
-/// that misses some threads), but memory safety holds and the reductions
-/// of later, well-formed phases are exact again.
+/// or more than `n` threads use the barrier), the results are unspecified (a
+/// hang, or a wrong count), but memory safety holds. `sync()` and
+/// `sync_count()` may be mixed within one phase: those calling `sync()` count
+/// as false.
 ///
 /// # Examples
 ///
@@ -115,8 +105,8 @@ type Counts = [CachePadded<AtomicU64>; 2];
 /// assert_eq!(counts, [2, 2, 2, 2]);
 /// ```
 pub struct BlockBarrier {
-    barrier: Barrier<Clear>,
-    counts: Arc<Counts>,
+    barrier: Barrier,
+    counts: Counts,
     threads: usize,
 }
 
@@ -141,25 +131,9 @@ impl BlockBarrier {
             "mbarrier: BlockBarrier::new({threads}): the thread count must be in 1 ..= {} (Barrier::MAX)",
             Barrier::MAX
         );
-        let counts: Arc<Counts> = Arc::new([
-            CachePadded::new(AtomicU64::new(0)),
-            CachePadded::new(AtomicU64::new(0)),
-        ]);
-        let clear = {
-            let counts = Arc::clone(&counts);
-            // The parity of the phase this completion belongs to: phase 0 first.
-            let mut parity = false;
-            Box::new(move || {
-                // Relaxed: the barrier orders this store after every read of the
-                // counter's previous phase and before every add of its next
-                // one (module docs).
-                counts[usize::from(!parity)].store(0, Ordering::Relaxed);
-                parity = !parity;
-            }) as Clear
-        };
         BlockBarrier {
-            barrier: Barrier::with_completion(threads, clear),
-            counts,
+            barrier: Barrier::new(threads),
+            counts: std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
             threads,
         }
     }
@@ -205,7 +179,7 @@ impl BlockBarrier {
     #[track_caller]
     #[inline]
     pub fn sync(&self) {
-        self.barrier.arrive_and_wait();
+        self.reduce(false);
     }
 
     /// Waits like [`sync`](BlockBarrier::sync) and returns for how many
@@ -236,17 +210,28 @@ impl BlockBarrier {
     #[track_caller]
     #[inline]
     pub fn sync_count(&self, pred: bool) -> usize {
-        // Acquire (inside `phase_parity`): not needed for the parity itself,
-        // which this thread's own last wait fixed (module docs).
-        let count = &self.counts[usize::from(self.barrier.phase_parity())];
+        self.reduce(pred) as usize
+    }
+
+    /// One phase: steps 1–5 of the module docs. Returns the phase's count.
+    #[track_caller]
+    #[inline]
+    fn reduce(&self, pred: bool) -> u64 {
+        let k = usize::from(self.barrier.phase());
         if pred {
             // Relaxed: the arrival below (a Release RMW) carries the add.
-            count.fetch_add(1, Ordering::Relaxed);
+            self.counts[k].fetch_add(1, Ordering::Relaxed);
         }
-        self.barrier.arrive_and_wait();
-        // Relaxed: the wait's Acquire already ordered every add of the phase
-        // before this load, and the next clear after it (module docs).
-        count.load(Ordering::Relaxed) as usize
+        let leader = self.barrier.arrive_and_wait().is_leader();
+        // Relaxed: the wait's Acquire ordered every add of the phase before
+        // this load, and the next clear comes after our next arrival.
+        let count = self.counts[k].load(Ordering::Relaxed);
+        if leader {
+            // Relaxed: the barrier orders the clear after every read of phase
+            // k - 2 and before every add of phase k + 2 (module docs).
+            self.counts[(k + 2) % 4].store(0, Ordering::Relaxed);
+        }
+        count
     }
 
     /// Waits like [`sync`](BlockBarrier::sync) and returns whether `pred`
@@ -267,7 +252,7 @@ impl BlockBarrier {
     #[track_caller]
     #[inline]
     pub fn sync_and(&self, pred: bool) -> bool {
-        self.sync_count(pred) == self.threads
+        self.reduce(pred) == self.threads as u64
     }
 
     /// Waits like [`sync`](BlockBarrier::sync) and returns whether `pred`
@@ -293,7 +278,7 @@ impl BlockBarrier {
     #[track_caller]
     #[inline]
     pub fn sync_or(&self, pred: bool) -> bool {
-        self.sync_count(pred) > 0
+        self.reduce(pred) > 0
     }
 
     /// Poisons the barrier, for a member of the group that failed: every
