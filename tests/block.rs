@@ -1,8 +1,8 @@
 //! `BlockBarrier`: `__syncthreads`, `__syncthreads_count/and/or`, poisoning.
 
-mod common_block;
+mod common;
 
-use common_block::{mix, panic_message, watchdog};
+use common::{mix, panic_of as panic_message, watchdog};
 use mbarrier::{Barrier, BlockBarrier};
 use std::sync::atomic::{AtomicU64, Ordering};
 

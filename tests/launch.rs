@@ -1,9 +1,9 @@
 //! `launch` and `Block`: rank order, borrowing, the `sync*` family through the
 //! block handle, and panics that poison the block instead of hanging it.
 
-mod common_block;
+mod common;
 
-use common_block::{message, mix, panic_message, watchdog};
+use common::{mix, panic_message as message, panic_of as panic_message, watchdog};
 use mbarrier::{launch, Block};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -116,7 +116,7 @@ fn a_panicking_thread_releases_the_others_and_launch_re_raises_its_payload() {
                     }
                     let synced = catch_unwind(|| block.sync());
                     if let Err(payload) = &synced {
-                        let m = message(&**payload).unwrap_or_default();
+                        let m = message(&**payload);
                         assert!(
                             m.starts_with("mbarrier: barrier poisoned by poison()"),
                             "{m}"
@@ -169,7 +169,7 @@ fn a_root_cause_wins_over_earlier_poisoned_barrier_panics() {
         }))
     });
     let payload = result.expect_err("launch must re-raise the panic");
-    assert_eq!(message(&*payload), Some("root cause in rank 1"));
+    assert_eq!(message(&*payload), "root cause in rank 1");
 }
 
 /// With no panic other than the poisoning's consequences, `launch` re-raises

@@ -1,9 +1,9 @@
 //! `WarpBarrier`: `__syncwarp(mask)` with full, disjoint and single-lane
 //! masks, visibility of writes, and misuse panics.
 
-mod common_block;
+mod common;
 
-use common_block::{panic_message, watchdog};
+use common::{panic_of as panic_message, watchdog};
 use mbarrier::WarpBarrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

@@ -101,3 +101,12 @@ pub fn assert_misuse<F, R>(barrier: &Barrier<F>, message: &str, op: impl FnOnce(
     );
     assert_eq!(dbg(barrier), before, "the misuse changed the barrier");
 }
+
+/// A small deterministic mixer (splitmix64), so that predicates differ per
+/// thread and per phase and every thread can recompute everyone's.
+pub fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
