@@ -70,10 +70,7 @@ fn episode(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1));
+    config = common::multi_thread_config();
     targets = episode
 }
 criterion_main!(benches);

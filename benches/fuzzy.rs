@@ -10,7 +10,6 @@ mod common;
 
 use common::workloads::{Fuzzy, FuzzyMode};
 use criterion::{criterion_group, criterion_main, Criterion};
-use std::time::Duration;
 
 fn fuzzy(c: &mut Criterion) {
     let f = Fuzzy::DEFAULT;
@@ -36,10 +35,7 @@ fn fuzzy(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1));
+    config = common::multi_thread_config();
     targets = fuzzy
 }
 criterion_main!(benches);

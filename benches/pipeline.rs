@@ -9,7 +9,6 @@ mod common;
 
 use common::workloads::{pipeline, PipeKind};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use std::time::Duration;
 
 fn pipe(c: &mut Criterion) {
     let mut g = c.benchmark_group("pipeline");
@@ -27,10 +26,7 @@ fn pipe(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1));
+    config = common::multi_thread_config();
     targets = pipe
 }
 criterion_main!(benches);

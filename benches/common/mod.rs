@@ -288,3 +288,13 @@ pub fn percentile(v: &mut [f64], p: f64) -> f64 {
     let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
     v[rank.clamp(1, v.len()) - 1]
 }
+
+/// The criterion settings of the multi-threaded benches: few samples of about
+/// a second each, so `cargo bench` stays within minutes on 2 cores (each
+/// sample already averages thousands of episodes).
+pub fn multi_thread_config() -> criterion::Criterion {
+    criterion::Criterion::default()
+        .sample_size(10)
+        .warm_up_time(std::time::Duration::from_millis(300))
+        .measurement_time(std::time::Duration::from_secs(1))
+}
