@@ -1,7 +1,6 @@
 //! The key benchmark comparisons in one process, interleaved, as a markdown
 //! table: barrier episode latency against `std::sync::Barrier`, `hurdles`
-//! and two textbook spin barriers, CPU per episode, wait-policy prototypes,
-//! the fuzzy barrier, wake latency after parking, the double-buffer
+//! and two textbook spin barriers, CPU per episode, the fuzzy barrier, wake latency after parking, the double-buffer
 //! pipeline, single-thread costs, and the size of the barrier.
 //!
 //! ```text
@@ -11,7 +10,7 @@
 //!
 //! Options: `--threads LIST` (default 2,4,8,16 plus 2x and 4x the cores, up
 //! to 64), `--rounds N`, `--budget-ms N` (per measurement), `--quick`,
-//! `--no-policies` (skip the wait-policy prototypes). The binary needs no
+//! `--hogs N` (busy foreign threads during the episodes). The binary needs no
 //! cargo: copy `target/release/examples/bench_table` to another Linux machine.
 //!
 //! Method: for every thread count, each round runs every barrier kind once
@@ -24,7 +23,6 @@
 mod common;
 
 use common::peers::{Dissemination, SenseSpin};
-use common::proto::{set_policy, Policy, Proto};
 use common::workloads::{
     pipeline, single, wake_latency, Fuzzy, FuzzyMode, PipeKind, WakeKind, ITEM_WORDS, SINGLE_OPS,
 };
@@ -41,7 +39,6 @@ struct Opts {
     rounds: usize,
     budget: Duration,
     quick: bool,
-    policies: bool,
     /// Busy threads (not participants) running during the episode
     /// measurements: a machine loaded by other work.
     hogs: usize,
@@ -56,7 +53,6 @@ fn parse() -> Opts {
         rounds: 5,
         budget: Duration::from_millis(100),
         quick: false,
-        policies: true,
         hogs: 0,
     };
     let mut explicit = (false, false);
@@ -92,10 +88,9 @@ fn parse() -> Opts {
                 explicit.1 = true;
             }
             "--quick" => o.quick = true,
-            "--no-policies" => o.policies = false,
             "--hogs" => o.hogs = val("--hogs").parse().expect("--hogs: a number"),
             "--help" | "-h" => {
-                println!("usage: bench_table [--threads 2,4,8,16] [--rounds N] [--budget-ms N] [--quick] [--no-policies] [--hogs N]");
+                println!("usage: bench_table [--threads 2,4,8,16] [--rounds N] [--budget-ms N] [--quick] [--hogs N]");
                 std::process::exit(0);
             }
             other => panic!("unknown argument {other:?} (try --help)"),
@@ -108,7 +103,6 @@ fn parse() -> Opts {
         if !explicit.1 {
             o.budget = Duration::from_millis(10);
         }
-        o.policies = false;
     }
     o.threads.sort_unstable();
     o.threads.dedup();
@@ -124,13 +118,6 @@ fn measure<K: Kind>(n: usize, budget: Duration) -> Option<Sample> {
     let pool = Pool::new::<K>(n);
     pool.run_for(budget / 5);
     Some(pool.run_for(budget))
-}
-
-fn proto(policy: Policy) -> Measure {
-    Box::new(move |n, budget| {
-        set_policy(policy);
-        measure::<Proto>(n, budget)
-    })
 }
 
 /// The spin barriers collapse when oversubscribed (whole time slices per
@@ -218,47 +205,13 @@ fn main() {
     );
 
     // ---- episode latency and CPU -----------------------------------------
-    let mut kinds: Vec<(&str, Measure)> = vec![
+    let kinds: Vec<(&str, Measure)> = vec![
         ("mbarrier", Box::new(measure::<Mb>)),
         ("std", Box::new(measure::<Std>)),
         ("hurdles", Box::new(measure::<Hurdles>)),
         ("sense spin", spin::<SenseSpin>(o.quick)),
         ("dissemination", spin::<Dissemination>(o.quick)),
     ];
-    let policies = [
-        Policy::ParkOver { spin_ns: 20_000 },
-        Policy::YieldOver {
-            spin_ns: 20_000,
-            yield_ns: 20_000,
-        },
-        Policy::YieldOver {
-            spin_ns: 20_000,
-            yield_ns: 50_000,
-        },
-        Policy::YieldOver {
-            spin_ns: 20_000,
-            yield_ns: 200_000,
-        },
-        Policy::SpinYield {
-            spin_ns: 2_000,
-            yield_ns: 50_000,
-        },
-        Policy::Adaptive {
-            spin_ns: 20_000,
-            yield_ns: 50_000,
-            slow_ns: 200_000,
-            off_ns: 1_000_000_000,
-        },
-        Policy::SpinAlways { spin_ns: 20_000 },
-    ];
-    if o.policies {
-        for p in policies {
-            kinds.push((
-                Box::leak(format!("proto {}", p.label()).into_boxed_str()),
-                proto(p),
-            ));
-        }
-    }
     // Foreign load: `--hogs N` busy threads during the episode measurements.
     let hogs: Vec<_> = (0..o.hogs)
         .map(|_| {
@@ -344,31 +297,6 @@ fn main() {
             fmt_ns(v[2].1),
             ratio(v[0].1, v[1].1, 2)
         );
-    }
-
-    if o.policies {
-        println!("\n## Wait-policy prototypes (benches/common/proto.rs: the crate's arrive/park path, policy swapped)\n");
-        println!("ns per episode / CPU ns per episode; \"over\" = participants > cores.\n");
-        print!("| threads | mbarrier |");
-        for p in &policies {
-            print!(" {} |", p.label());
-        }
-        println!();
-        println!("|---:|---:|{}", "---:|".repeat(policies.len()));
-        for &n in &o.threads {
-            let m = med(&mut results, n, 0);
-            print!(
-                "| {n}{} | {} / {} |",
-                if n > c { " (over)" } else { "" },
-                fmt_ns(m.0),
-                fmt_ns(m.1)
-            );
-            for k in 5..kinds.len() {
-                let v = med(&mut results, n, k);
-                print!(" {} / {} |", fmt_ns(v.0), fmt_ns(v.1));
-            }
-            println!();
-        }
     }
 
     eprintln!("[{:6.1} s] fuzzy", started.elapsed().as_secs_f64());

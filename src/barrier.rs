@@ -1,15 +1,17 @@
-//! `Barrier<F>`: construction, arrivals, tx counts, waits, poisoning.
-//! The completion function lives in `completion.rs`, the misuse checks and
-//! messages in `misuse.rs`, the tokens in `token.rs`.
+//! `Barrier<F>`: construction, arrivals, tx counts, poisoning. The waits
+//! live in `barrier/wait.rs`, the operations and their misuse in `op.rs`,
+//! the word and its transitions in `state.rs`, running the completion
+//! function in `completion.rs`, the tokens in `token.rs`.
 
-use crate::completion::Completion;
-use crate::misuse::{check, check_expected_const, poisoned_panic, Op};
-use crate::state::{self, Poison, Snapshot, State};
+use crate::completion::{self, Completion};
+use crate::op::{self, Misuse, Op};
+use crate::state::{self, Recorded, Snapshot, State};
 use crate::sync::{Ordering, UnsafeCell};
 use crate::token::{ArrivalToken, BarrierWaitResult};
-use crate::wait;
+use crate::wait::{wake, Waiter};
 use std::fmt;
-use std::time::{Duration, Instant};
+
+mod wait;
 
 /// A reusable barrier with split arrive/wait, phases, parity waits, a
 /// completion function and transaction counts: CUDA's `cuda::barrier` (the PTX
@@ -75,8 +77,8 @@ use std::time::{Duration, Instant};
 /// });
 /// ```
 pub struct Barrier<F = ()> {
-    pub(crate) state: State,
-    pub(crate) completion: UnsafeCell<F>,
+    state: State,
+    completion: UnsafeCell<F>,
 }
 
 // SAFETY: the completion function is only touched by the thread that moved the
@@ -133,7 +135,7 @@ impl Barrier {
     #[cfg(not(any(loom, shuttle)))]
     pub const fn new(expected: usize) -> Barrier {
         Barrier {
-            state: State::new(Snapshot::initial(check_expected_const(expected))),
+            state: State::new(Snapshot::initial(expected_const(expected))),
             completion: UnsafeCell::new(()),
         }
     }
@@ -142,7 +144,7 @@ impl Barrier {
     #[cfg(any(loom, shuttle))]
     pub fn new(expected: usize) -> Barrier {
         Barrier {
-            state: State::new(Snapshot::initial(check_expected_const(expected))),
+            state: State::new(Snapshot::initial(expected_const(expected))),
             completion: UnsafeCell::new(()),
         }
     }
@@ -190,13 +192,13 @@ impl<F: FnMut() + Send> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn with_completion(expected: usize, f: F) -> Barrier<F> {
-        assert!(
-            (1..=Barrier::MAX).contains(&expected),
-            "mbarrier: with_completion({expected}, _): expected must be in 1 ..= {}",
-            Barrier::MAX
+        let expected = op::participants(
+            format_args!("with_completion({expected}, _)"),
+            "expected",
+            expected,
         );
         Barrier {
-            state: State::new(Snapshot::initial(expected as u32)),
+            state: State::new(Snapshot::initial(expected)),
             completion: UnsafeCell::new(f),
         }
     }
@@ -248,115 +250,6 @@ impl<F: Completion> Barrier<F> {
     #[inline]
     pub fn arrive_n(&self, n: usize) -> ArrivalToken {
         self.token(self.update(Op::ArriveN(n)))
-    }
-
-    /// Blocks until the phase of `token` has completed.
-    ///
-    /// Returns at once if it already has (the token is from the previous
-    /// phase).
-    ///
-    /// # Panics
-    ///
-    /// If the barrier is poisoned (even when the phase completed before), if
-    /// the token's phase can never complete, inside this barrier's completion
-    /// function, and in debug builds if the token came from another barrier.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let barrier = mbarrier::Barrier::new(2);
-    /// std::thread::scope(|s| {
-    ///     s.spawn(|| barrier.wait(barrier.arrive()));
-    ///     let token = barrier.arrive();
-    ///     barrier.wait(token);
-    /// });
-    /// ```
-    #[track_caller]
-    pub fn wait(&self, token: ArrivalToken) {
-        self.check_token("wait", &token);
-        let done = self.wait_phase("wait", token.phase, None);
-        debug_assert!(done);
-    }
-
-    /// Whether the phase of `token` has completed. Never blocks.
-    ///
-    /// Like every `try_wait*`, this is an acquire operation: when it returns
-    /// true, everything done before the phase's arrivals and its completion
-    /// function is visible. On a poisoned barrier it keeps answering from the
-    /// phase the barrier is stuck in.
-    ///
-    /// # Panics
-    ///
-    /// In debug builds, if the token came from another barrier.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let barrier = mbarrier::Barrier::new(2);
-    /// let token = barrier.arrive();
-    /// assert!(!barrier.try_wait(&token));
-    /// drop(barrier.arrive());
-    /// assert!(barrier.try_wait(&token));
-    /// ```
-    #[track_caller]
-    #[must_use]
-    pub fn try_wait(&self, token: &ArrivalToken) -> bool {
-        self.check_token("try_wait", token);
-        // Acquire: a `true` answer must make the phase's writes visible (state.rs, point 4).
-        self.state.load(Ordering::Acquire).phase() != token.phase
-    }
-
-    /// Waits at most `timeout` for the phase of `token` to complete.
-    ///
-    /// Returns `Ok(())` as soon as it has, and `Err(token)` once `timeout`
-    /// has really elapsed, handing the token back so the caller can wait
-    /// again (the arrival stands either way). A zero timeout checks once; a
-    /// timeout too large for `Instant` (such as `Duration::MAX`) means none.
-    ///
-    /// # Panics
-    ///
-    /// As [`wait`](Barrier::wait).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let barrier = mbarrier::Barrier::new(2);
-    /// let token = barrier.arrive();
-    /// let token = barrier.wait_timeout(token, Duration::from_millis(1)).unwrap_err();
-    /// drop(barrier.arrive());
-    /// assert!(barrier.wait_timeout(token, Duration::ZERO).is_ok());
-    /// ```
-    #[track_caller]
-    pub fn wait_timeout(&self, token: ArrivalToken, timeout: Duration) -> Result<(), ArrivalToken> {
-        self.check_token("wait_timeout", &token);
-        self.wait_token_until("wait_timeout", token, wait::deadline_after(timeout))
-    }
-
-    /// Waits until `deadline` at the latest for the phase of `token` to
-    /// complete; `Err` hands the token back.
-    ///
-    /// # Panics
-    ///
-    /// As [`wait`](Barrier::wait).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::{Duration, Instant};
-    /// let barrier = mbarrier::Barrier::new(2);
-    /// let token = barrier.arrive();
-    /// let at = Instant::now() + Duration::from_millis(1);
-    /// assert!(barrier.wait_deadline(token, at).is_err());
-    /// ```
-    #[track_caller]
-    pub fn wait_deadline(
-        &self,
-        token: ArrivalToken,
-        deadline: Instant,
-    ) -> Result<(), ArrivalToken> {
-        self.check_token("wait_deadline", &token);
-        self.wait_token_until("wait_deadline", token, Some(deadline))
     }
 
     /// Arrives and waits for the phase to complete: `std::sync::Barrier::wait`.
@@ -429,85 +322,6 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     pub fn arrive_and_drop_n(&self, n: usize) {
         self.update(Op::ArriveAndDropN(n));
-    }
-
-    /// Parity of the current phase: `false` for phases 0, 2, 4, …
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let barrier = mbarrier::Barrier::new(1);
-    /// assert!(!barrier.phase_parity());
-    /// barrier.arrive_and_wait();
-    /// assert!(barrier.phase_parity());
-    /// ```
-    #[must_use]
-    pub fn phase_parity(&self) -> bool {
-        // Acquire: a caller may act on the phase having moved on (state.rs, point 4).
-        self.state.load(Ordering::Acquire).parity()
-    }
-
-    /// Whether the phase of parity `parity` has completed, i.e. the current
-    /// phase's parity differs from `parity`. Never blocks; an acquire
-    /// operation like [`try_wait`](Barrier::try_wait).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let barrier = mbarrier::Barrier::new(1);
-    /// let parity = barrier.phase_parity();
-    /// assert!(!barrier.try_wait_parity(parity));
-    /// barrier.arrive_and_wait();
-    /// assert!(barrier.try_wait_parity(parity));
-    /// ```
-    #[must_use]
-    pub fn try_wait_parity(&self, parity: bool) -> bool {
-        // Acquire: as in `try_wait`.
-        self.state.load(Ordering::Acquire).parity() != parity
-    }
-
-    /// Blocks until [`try_wait_parity(parity)`](Barrier::try_wait_parity)
-    /// holds.
-    ///
-    /// # Panics
-    ///
-    /// If the barrier is poisoned, if the phase of that parity is the current
-    /// phase of a retired barrier (it can never complete), or inside this
-    /// barrier's completion function.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let barrier = mbarrier::Barrier::new(1);
-    /// std::thread::scope(|s| {
-    ///     s.spawn(|| barrier.wait_parity(false)); // an observer: does not arrive
-    ///     drop(barrier.arrive());
-    /// });
-    /// ```
-    #[track_caller]
-    pub fn wait_parity(&self, parity: bool) {
-        let done = self.wait_parity_until("wait_parity", parity, None);
-        debug_assert!(done);
-    }
-
-    /// Waits at most `timeout` for the phase of parity `parity` to complete;
-    /// returns whether it did.
-    ///
-    /// # Panics
-    ///
-    /// As [`wait_parity`](Barrier::wait_parity).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let barrier = mbarrier::Barrier::new(1);
-    /// assert!(!barrier.wait_parity_timeout(false, Duration::from_millis(1)));
-    /// assert!(barrier.wait_parity_timeout(true, Duration::ZERO)); // phase -1 "completed"
-    /// ```
-    #[track_caller]
-    pub fn wait_parity_timeout(&self, parity: bool, timeout: Duration) -> bool {
-        self.wait_parity_until("wait_parity_timeout", parity, wait::deadline_after(timeout))
     }
 
     /// Adds `tx` to the current phase's transaction count: the phase will not
@@ -599,26 +413,10 @@ impl<F: Completion> Barrier<F> {
     /// assert!(result.is_err());
     /// ```
     pub fn poison(&self) {
-        // Relaxed: the initial read only seeds the CAS loop.
-        let mut s = self.state.load(Ordering::Relaxed);
-        loop {
-            if s.poison().is_some() || s.poison_requested() {
-                return;
-            }
-            let new = if s.is_completing() {
-                s.completing_poisoned()
-            } else {
-                s.poisoned(Poison::Call)
-            };
-            // Relaxed: the threads this wakes only panic; nothing is handed over.
-            match self.state.cas(s, new, Ordering::Relaxed) {
-                Ok(()) => {
-                    if s.parked() && !s.is_completing() {
-                        crate::park::unpark_all(self.park_key());
-                    }
-                    return;
-                }
-                Err(found) => s = found,
+        if let Some(prior) = self.state.poison() {
+            // A completing word is left by its completer, who wakes then.
+            if !prior.is_completing() {
+                wake(&self.state, prior);
             }
         }
     }
@@ -653,14 +451,6 @@ impl<F: Completion> Barrier<F> {
         self as *const Self as *const () as usize
     }
 
-    /// The parking key: an address inside the word, so no other user of the
-    /// parking lot (say, one keyed by a struct that starts with this barrier)
-    /// can share it.
-    #[inline]
-    pub(crate) fn park_key(&self) -> usize {
-        self.key() + 1
-    }
-
     #[inline]
     fn token(&self, arrival: Arrival) -> ArrivalToken {
         ArrivalToken {
@@ -683,155 +473,108 @@ impl<F: Completion> Barrier<F> {
         let _ = (op, token);
     }
 
-    /// Records one arrival or tx operation: checks it against the word,
-    /// applies it in one CAS, and, if it completed the phase, runs the
-    /// completion function and starts the next phase.
+    /// Records one arrival or tx operation, checked against the word. The
+    /// fast path is the one RMW that counts it (and, with no completion
+    /// function, may start the next phase).
     #[track_caller]
     #[inline]
     fn update(&self, op: Op) -> Arrival {
-        let (arrivals, drops, dtx) = op.delta();
-        if arrivals == 0 && !matches!(op, Op::ExpectTx(_) | Op::CompleteTx(_)) {
-            panic!("mbarrier: {op}: n must be at least 1");
-        }
-        // Relaxed: seeds the CAS loop; the CAS itself carries the ordering.
-        let mut s = self.state.load(Ordering::Relaxed);
-        loop {
-            if s.is_completing() {
-                self.wait_for_next_phase(op);
-                s = self.state.load(Ordering::Relaxed);
-                continue;
-            }
-            let next = check(op, s, arrivals, drops, dtx);
-            let completes = next.pending() == 0 && next.tx() == 0;
-            let result = if !completes {
-                // Release: our earlier writes travel with the arrival (state.rs, point 1).
-                self.state.cas(s, next, Ordering::Release)
-            } else if F::IS_NONE {
-                // AcqRel: Acquire sees every arrival's writes (point 2); Release
-                // publishes them and the new phase to the waiters (point 3).
-                self.state.cas(s, next.next_phase(), Ordering::AcqRel)
-            } else {
-                // AcqRel: Acquire so the completion function sees every
-                // arrival's writes (point 2); Release for our own arrival.
-                self.state.cas(s, next.completing(), Ordering::AcqRel)
-            };
-            match result {
-                Ok(()) => {
-                    let completed = match (completes, F::IS_NONE) {
-                        (false, _) => false,
-                        (true, true) => {
-                            if s.parked() {
-                                crate::park::unpark_all(self.park_key());
-                            }
-                            true
-                        }
-                        // A `poison()` during the completion function ends the
-                        // phase poisoned instead: then it did not complete.
-                        (true, false) => self.run_completion(),
-                    };
-                    return Arrival {
-                        phase: s.phase(),
-                        completed,
-                    };
+        // Relaxed: seeds the RMW, which carries the ordering.
+        let s = self.state.load(Ordering::Relaxed);
+        match self.state.record(s, !F::IS_NONE, |s| op.apply(s)) {
+            Ok(Recorded::Counted(prior)) => Arrival {
+                phase: prior.phase(),
+                completed: false,
+            },
+            Ok(Recorded::Completed(prior)) => {
+                wake(&self.state, prior);
+                Arrival {
+                    phase: prior.phase(),
+                    completed: true,
                 }
-                Err(found) => s = found,
             }
+            recorded => self.update_slow(op, recorded),
         }
     }
 
-    /// An operation that found the completion function running waits for the
-    /// next phase to start, and belongs to it.
+    /// The rest of [`update`](Self::update): a misuse, a completion function
+    /// to run, or a completion window to wait out before recording again.
     #[cold]
     #[track_caller]
-    fn wait_for_next_phase(&self, op: Op) {
-        self.check_not_own_completion(&op);
-        wait::wait_until(&self.state, self.park_key(), None, |s| {
-            (!s.is_completing()).then_some(())
-        });
-    }
-
-    #[track_caller]
-    fn wait_token_until(
-        &self,
-        op: &str,
-        token: ArrivalToken,
-        deadline: Option<Instant>,
-    ) -> Result<(), ArrivalToken> {
-        if self.wait_phase(op, token.phase, deadline) {
-            Ok(())
-        } else {
-            Err(token)
+    fn update_slow(&self, op: Op, mut recorded: Result<Recorded, Misuse>) -> Arrival {
+        loop {
+            let (prior, completed) = match recorded {
+                Err(misuse) => misuse.panic(op),
+                Ok(Recorded::Counted(prior)) => (prior, false),
+                Ok(Recorded::Completed(prior)) => {
+                    wake(&self.state, prior);
+                    (prior, true)
+                }
+                // A `poison()` during the completion function ends the
+                // phase poisoned instead: then it did not complete.
+                Ok(Recorded::Completing(prior)) => (prior, self.run_completion()),
+                Ok(Recorded::Busy(s)) => {
+                    let s = self.wait_for_next_phase(op, s);
+                    recorded = self.state.record(s, !F::IS_NONE, |s| op.apply(s));
+                    continue;
+                }
+            };
+            return Arrival {
+                phase: prior.phase(),
+                completed,
+            };
         }
     }
 
-    /// Waits until the current phase is no longer `phase`; false on timeout.
+    /// An operation that found the completion function running (in `s`)
+    /// waits for the next phase to start, and belongs to it; returns the
+    /// word the wait ended on.
+    #[cold]
     #[track_caller]
-    fn wait_phase(&self, op: &str, phase: u8, deadline: Option<Instant>) -> bool {
-        self.wait_for(
-            op,
-            deadline,
-            |s| s.phase() != phase,
-            || format!("the phase of this token ({phase})"),
-        )
-    }
-
-    #[track_caller]
-    fn wait_parity_until(&self, op: &str, parity: bool, deadline: Option<Instant>) -> bool {
-        self.wait_for(
-            op,
-            deadline,
-            |s| s.parity() != parity,
-            || format!("the phase of parity {parity}"),
-        )
-    }
-
-    /// The common wait: until `completed(word)`, a poisoned barrier or a
-    /// phase that can never complete (retired), or the deadline.
-    #[track_caller]
-    fn wait_for(
-        &self,
-        op: &str,
-        deadline: Option<Instant>,
-        completed: impl Fn(Snapshot) -> bool,
-        what: impl FnOnce() -> String,
-    ) -> bool {
-        #[derive(Clone, Copy)]
-        enum End {
-            Completed,
-            Poisoned(Snapshot),
-            Retired(Snapshot),
+    fn wait_for_next_phase(&self, op: Op, s: Snapshot) -> Snapshot {
+        completion::check_not_running(self.key(), &op);
+        let started = |s: Snapshot| (!s.is_completing()).then_some(s);
+        match Waiter::new(s.expected(), None).wait(&self.state, s, started) {
+            Ok(s) => s,
+            Err(_) => unreachable!("a wait without a deadline ends only when satisfied"),
         }
-        let classify = |s: Snapshot| {
-            if s.poison().is_some() {
-                Some(End::Poisoned(s))
-            } else if completed(s) {
-                Some(End::Completed)
-            } else if s.is_retired() {
-                Some(End::Retired(s))
-            } else {
-                None
-            }
+    }
+
+    /// Runs the completion function, then starts the next phase (or, if it
+    /// unwinds or `poison()` was called meanwhile, poisons the barrier) and
+    /// wakes the parked threads. Returns whether the next phase started.
+    #[cold]
+    fn run_completion(&self) -> bool {
+        let completion = || {
+            self.completion.with_mut(|f| {
+                // SAFETY: this thread moved the word into the completing
+                // state, which only the `finish` below (on this thread)
+                // leaves; no other thread touches the completion function
+                // until then, and the previous completer's accesses
+                // happen-before ours (see `impl Sync`).
+                unsafe { (*f).run() }
+            })
         };
-        // Acquire: pairs with the Release that ended the phase (state.rs, point 4).
-        let s = self.state.load(Ordering::Acquire);
-        if s.is_completing() {
-            self.check_not_own_completion(&op);
-        }
-        let end = match classify(s) {
-            Some(end) => Some(end),
-            None => wait::wait_until(&self.state, self.park_key(), deadline, classify),
+        let finish = |returned| {
+            let (prior, new) = self.state.finish_completion(returned);
+            wake(&self.state, prior);
+            new.poison().is_none()
         };
-        match end {
-            None => false,
-            Some(End::Completed) => true,
-            Some(End::Poisoned(s)) => poisoned_panic(op, s),
-            Some(End::Retired(s)) => panic!(
-                "mbarrier: {op}: {} can never complete: every participant dropped out and the barrier is retired in phase {}",
-                what(),
-                s.phase()
-            ),
-        }
+        completion::run(self.key(), completion, finish)
     }
+}
+
+// `Barrier::new`'s message cannot format `Barrier::MAX`: hence the pin.
+static_assertions::const_assert_eq!(state::MAX, 1_048_575);
+
+/// `Barrier::new`'s check, usable in a `const fn` (whose panic message
+/// cannot carry the value).
+const fn expected_const(expected: usize) -> u32 {
+    assert!(
+        op::participants_in_range(expected),
+        "mbarrier: new: expected must be in 1 ..= 1048575 (Barrier::MAX)"
+    );
+    expected as u32
 }
 
 impl<F> fmt::Debug for Barrier<F> {

@@ -126,10 +126,10 @@ impl BlockBarrier {
     /// ```
     #[track_caller]
     pub fn new(threads: usize) -> BlockBarrier {
-        assert!(
-            (1..=Barrier::MAX).contains(&threads),
-            "mbarrier: BlockBarrier::new({threads}): the thread count must be in 1 ..= {} (Barrier::MAX)",
-            Barrier::MAX
+        crate::op::participants(
+            format_args!("BlockBarrier::new({threads})"),
+            "the thread count",
+            threads,
         );
         BlockBarrier {
             barrier: Barrier::new(threads),

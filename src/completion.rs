@@ -1,19 +1,16 @@
-//! The completion function: the `Completion` bound, running it once per
-//! phase on the completing thread, and the guard that forbids a barrier's own
-//! waits and arrivals inside it.
+//! The completion function: the `Completion` bound, running it on the
+//! completing thread and reporting whether it returned or unwound, and the
+//! guard that forbids a barrier's own waits and arrivals inside it.
 //!
-//! The completing operation moves the word into the completing state (see
-//! `state.rs`); [`Barrier::run_completion`] runs the function and then leaves
-//! that state with one `Release` RMW: to the next phase, or poisoned if the
-//! function unwound or `poison()` came meanwhile.
+//! This module knows nothing of the word: the barrier moves it into the
+//! completing state, calls [`run`], and leaves that state in the `finish`
+//! callback (`state.rs`, `State::finish_completion`).
 
-use crate::barrier::Barrier;
-use crate::state::Poison;
-use crate::sync::{thread_local, Ordering};
+use crate::sync::thread_local;
 use std::cell::Cell;
 use std::fmt;
 
-/// What a [`Barrier`] runs when a phase completes: nothing for `()`, the
+/// What a [`Barrier`](crate::Barrier) runs when a phase completes: nothing for `()`, the
 /// closure for any `FnMut() + Send`.
 ///
 /// This trait is sealed; it exists so that `Barrier::new` can return a
@@ -76,86 +73,54 @@ fn running_completion_of(barrier: usize) -> bool {
     false
 }
 
-impl<F: Completion> Barrier<F> {
-    #[track_caller]
-    pub(crate) fn check_not_own_completion(&self, op: &dyn fmt::Display) {
-        if running_completion_of(self.key()) {
-            panic!("mbarrier: {op}: called inside this barrier's own completion function, where it would deadlock");
+/// Panics if this thread is running the completion function of the barrier
+/// `key`, where `op` would deadlock.
+#[track_caller]
+pub(crate) fn check_not_running(key: usize, op: &dyn fmt::Display) {
+    if running_completion_of(key) {
+        panic!("mbarrier: {op}: called inside this barrier's own completion function, where it would deadlock");
+    }
+}
+
+/// Runs `completion` (the completion function of the barrier `key`) with
+/// this thread marked as running it, then `finish(returned)`: also when the
+/// function unwinds (`returned == false`), after which the unwinding goes on.
+///
+/// Whether it unwound is tracked, not read from `thread::panicking()`: a
+/// completion run by a `Drop` during another panic's unwinding (or, under
+/// loom, beside an unwinding model thread) can return.
+#[cold]
+pub(crate) fn run<R>(key: usize, completion: impl FnOnce(), finish: impl FnOnce(bool) -> R) -> R {
+    /// Unlinks the running node and finishes, also when unwinding.
+    struct Guard<'a, G: FnOnce(bool) -> R, R> {
+        running: &'a Running,
+        finish: Option<G>,
+    }
+    impl<G: FnOnce(bool) -> R, R> Guard<'_, G, R> {
+        fn end(&mut self, returned: bool) -> R {
+            RUNNING.with(|head| head.set(self.running.outer));
+            let finish = self.finish.take().expect("finished once");
+            finish(returned)
+        }
+    }
+    impl<G: FnOnce(bool) -> R, R> Drop for Guard<'_, G, R> {
+        fn drop(&mut self) {
+            if self.finish.is_some() {
+                // Only reached by unwinding: the normal path ends first.
+                self.end(false);
+            }
         }
     }
 
-    /// Runs the completion function, then starts the next phase (or, if it
-    /// unwinds or `poison()` was called meanwhile, poisons the barrier) and
-    /// wakes the parked threads. Returns whether the next phase started.
-    #[cold]
-    pub(crate) fn run_completion(&self) -> bool {
-        /// Ends the completing state, also when the completion function
-        /// unwinds. Whether it did is `returned`, not `thread::panicking()`:
-        /// a completion run by a `Drop` during another panic's unwinding
-        /// (or, under loom, beside an unwinding model thread) can return.
-        struct Finish<'a, F: Completion> {
-            barrier: &'a Barrier<F>,
-            running: &'a Running,
-            returned: bool,
-        }
-        impl<F: Completion> Finish<'_, F> {
-            /// Leaves the completing state; true if the next phase started.
-            fn finish(&self) -> bool {
-                let barrier = self.barrier;
-                RUNNING.with(|head| head.set(self.running.outer));
-                // Relaxed: seeds the CAS loop.
-                let mut s = barrier.state.load(Ordering::Relaxed);
-                let new = loop {
-                    debug_assert!(s.is_completing());
-                    // The first cause wins: a `poison()` that came while
-                    // the function ran, then its unwinding.
-                    let new = if s.poison_requested() {
-                        s.poisoned(Poison::Call)
-                    } else if !self.returned {
-                        s.poisoned(Poison::Completion)
-                    } else {
-                        s.next_phase()
-                    };
-                    // Release: publishes the completion function's writes
-                    // with the new phase (state.rs, point 3).
-                    match barrier.state.cas(s, new, Ordering::Release) {
-                        Ok(()) => break new,
-                        Err(found) => s = found,
-                    }
-                };
-                if s.parked() {
-                    crate::park::unpark_all(barrier.park_key());
-                }
-                new.poison().is_none()
-            }
-        }
-        impl<F: Completion> Drop for Finish<'_, F> {
-            fn drop(&mut self) {
-                // Only reached by unwinding: the normal path forgets `self`.
-                self.finish();
-            }
-        }
-
-        let running = Running {
-            barrier: self.key(),
-            outer: RUNNING.with(Cell::get),
-        };
-        RUNNING.with(|head| head.set(&running));
-        let mut finish = Finish {
-            barrier: self,
-            running: &running,
-            returned: false,
-        };
-        self.completion.with_mut(|f| {
-            // SAFETY: this thread moved the word into the completing state,
-            // which only `Finish` (on this thread) leaves; no other thread
-            // touches the completion function until then, and the previous
-            // completer's accesses happen-before ours (see `impl Sync`).
-            unsafe { (*f).run() }
-        });
-        finish.returned = true;
-        let started = finish.finish();
-        std::mem::forget(finish);
-        started
-    }
+    let running = Running {
+        barrier: key,
+        outer: RUNNING.with(Cell::get),
+    };
+    RUNNING.with(|head| head.set(&running));
+    let mut guard = Guard {
+        running: &running,
+        finish: Some(finish),
+    };
+    completion();
+    guard.end(true)
 }

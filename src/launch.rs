@@ -7,7 +7,7 @@
 //! caught that is not itself a poisoned-barrier panic, with its payload.
 
 use crate::block::BlockBarrier;
-use crate::misuse::POISONED;
+use crate::op::{self, POISONED};
 use crate::sync::{AtomicU64, Ordering};
 use std::any::Any;
 use std::fmt;
@@ -230,10 +230,10 @@ where
     F: Fn(&Block<'_>) -> R + Sync,
     R: Send,
 {
-    assert!(
-        (1..=crate::Barrier::MAX).contains(&threads),
-        "mbarrier: launch({threads}, _): the thread count must be in 1 ..= {} (Barrier::MAX)",
-        crate::Barrier::MAX
+    op::participants(
+        format_args!("launch({threads}, _)"),
+        "the thread count",
+        threads,
     );
     let barrier = BlockBarrier::new(threads);
     let caught = AtomicU64::new(0);

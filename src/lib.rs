@@ -124,7 +124,7 @@ mod barrier;
 mod block;
 mod completion;
 mod launch;
-mod misuse;
+mod op;
 mod park;
 mod state;
 mod sync;

@@ -37,6 +37,19 @@
 //! starts the next phase or the completing state in the same RMW. The phase in
 //! a completing or poisoned word is the phase that completed (or failed to).
 //!
+//! # Transitions
+//!
+//! Every change of the word is one of these methods of [`State`], each one
+//! RMW (retried from the value it found) that returns the word it replaced,
+//! from which the caller decides what happened:
+//!
+//! | transition | from | to | ordering |
+//! |---|---|---|---|
+//! | [`State::record`] | running | running (counted), the next phase (completed, no completion function), or completing | `Release`; `AcqRel` when it completes |
+//! | [`State::finish_completion`] | completing | the next phase, or poisoned | `Release` |
+//! | [`State::poison`] | running or completing | poisoned, or completing-then-poisoned | `Relaxed` |
+//! | [`State::mark_parked`] | any | the same with `PARKED` | `Relaxed` |
+//!
 //! # Memory ordering
 //!
 //! The word is only ever changed by read-modify-write operations (never a plain
@@ -172,7 +185,7 @@ impl Snapshot {
         Snapshot(self.special(code).0 & !PARKED)
     }
 
-    pub(crate) fn with_parked(self) -> Snapshot {
+    fn with_parked(self) -> Snapshot {
         Snapshot(self.0 | PARKED)
     }
 
@@ -263,7 +276,25 @@ impl fmt::Debug for Snapshot {
     }
 }
 
-/// The atomic word. Every method is one atomic operation.
+/// What [`State::record`] did with an operation.
+#[derive(Clone, Copy)]
+pub(crate) enum Recorded {
+    /// Applied; the phase goes on. Holds the word it replaced.
+    Counted(Snapshot),
+    /// Applied, completed the phase and started the next one in the same RMW
+    /// (a barrier without a completion function). Holds the word it replaced.
+    Completed(Snapshot),
+    /// Applied and completed the phase; the word is now completing. The
+    /// caller runs the completion function, then [`State::finish_completion`].
+    Completing(Snapshot),
+    /// Nothing applied: another phase's completion function is running (the
+    /// word found). The caller waits for the next phase and records again.
+    Busy(Snapshot),
+}
+
+/// The atomic word. Every transition is one RMW (retried from the value it
+/// found), returns the word it replaced, and carries its ordering with the
+/// reason beside it; nothing outside this module changes the word.
 pub(crate) struct State(AtomicU64);
 
 impl State {
@@ -282,14 +313,107 @@ impl State {
         Snapshot(self.0.load(order))
     }
 
+    /// Records an arrival or tx operation, starting from `s` (a recent load):
+    /// `apply` checks it against a running word and returns the word with it
+    /// applied (or the misuse, which leaves the word as it was: `op.rs`);
+    /// one RMW stores that, and also starts the next phase
+    /// (`has_completion == false`) or the completing state when the
+    /// operation completes the phase.
+    #[inline]
+    pub(crate) fn record<E>(
+        &self,
+        mut s: Snapshot,
+        has_completion: bool,
+        apply: impl Fn(Snapshot) -> Result<Snapshot, E>,
+    ) -> Result<Recorded, E> {
+        loop {
+            if s.is_completing() {
+                return Ok(Recorded::Busy(s));
+            }
+            let next = apply(s)?;
+            let completes = next.pending() == 0 && next.tx() == 0;
+            let result = if !completes {
+                // Release: our earlier writes travel with the arrival (point 1).
+                self.cas(s, next, Ordering::Release)
+                    .map(|()| Recorded::Counted(s))
+            } else if !has_completion {
+                // AcqRel: Acquire sees every arrival's writes (point 2); Release
+                // publishes them and the new phase to the waiters (point 3).
+                self.cas(s, next.next_phase(), Ordering::AcqRel)
+                    .map(|()| Recorded::Completed(s))
+            } else {
+                // AcqRel: Acquire so the completion function sees every
+                // arrival's writes (point 2); Release for our own arrival.
+                self.cas(s, next.completing(), Ordering::AcqRel)
+                    .map(|()| Recorded::Completing(s))
+            };
+            match result {
+                Ok(recorded) => return Ok(recorded),
+                Err(found) => s = found,
+            }
+        }
+    }
+
+    /// Leaves the completing state: starts the next phase if the completion
+    /// function `returned`, else poisons the barrier; a `poison()` that came
+    /// while it ran wins (the first cause). Returns the word it replaced and
+    /// the word it wrote.
+    pub(crate) fn finish_completion(&self, returned: bool) -> (Snapshot, Snapshot) {
+        // Relaxed: seeds the RMW, which carries the ordering.
+        let mut s = self.load(Ordering::Relaxed);
+        loop {
+            debug_assert!(s.is_completing());
+            let new = if s.poison_requested() {
+                s.poisoned(Poison::Call)
+            } else if !returned {
+                s.poisoned(Poison::Completion)
+            } else {
+                s.next_phase()
+            };
+            // Release: publishes the completion function's writes with the
+            // new phase (point 3).
+            match self.cas(s, new, Ordering::Release) {
+                Ok(()) => return (s, new),
+                Err(found) => s = found,
+            }
+        }
+    }
+
+    /// `poison()`: poisons a running word, or marks a completing one to end
+    /// poisoned. Returns the word it replaced, or `None` if the barrier was
+    /// already poisoned (or marked), which it leaves alone.
+    pub(crate) fn poison(&self) -> Option<Snapshot> {
+        // Relaxed: seeds the RMW.
+        let mut s = self.load(Ordering::Relaxed);
+        loop {
+            if s.poison().is_some() || s.poison_requested() {
+                return None;
+            }
+            let new = if s.is_completing() {
+                s.completing_poisoned()
+            } else {
+                s.poisoned(Poison::Call)
+            };
+            // Relaxed: the threads this wakes only panic; nothing is handed
+            // over (point 5).
+            match self.cas(s, new, Ordering::Relaxed) {
+                Ok(()) => return Some(s),
+                Err(found) => s = found,
+            }
+        }
+    }
+
+    /// Sets `PARKED` if the word is still `s` (the parking half of the
+    /// handshake in `wait.rs`); the word found otherwise.
+    pub(crate) fn mark_parked(&self, s: Snapshot) -> Result<(), Snapshot> {
+        // Relaxed: PARKED publishes nothing; it only tells the waker to wake,
+        // and the parking lot's lock orders that against our validate (point 5).
+        self.cas(s, s.with_parked(), Ordering::Relaxed)
+    }
+
     /// One compare-and-swap; on failure, the value found.
     #[inline]
-    pub(crate) fn cas(
-        &self,
-        current: Snapshot,
-        new: Snapshot,
-        success: Ordering,
-    ) -> Result<(), Snapshot> {
+    fn cas(&self, current: Snapshot, new: Snapshot, success: Ordering) -> Result<(), Snapshot> {
         // Failure is `Relaxed`: the caller only retries from the value found.
         self.0
             .compare_exchange_weak(current.0, new.0, success, Ordering::Relaxed)

@@ -48,10 +48,11 @@ pub(crate) use shuttle::{
     thread_local,
 };
 
-/// Whether waits may spin before parking. Under a model checker spinning only
-/// multiplies the schedules to explore, and the park path is the one that can
-/// lose a wakeup, so the models always take it.
-pub(crate) const MAY_SPIN: bool = cfg!(not(any(loom, shuttle)));
+/// Whether this is a model checker's build (`--cfg loom` or `--cfg shuttle`).
+/// There the wait policy's stages are bounded in steps instead of time (one
+/// load of the spin stage, one yield), so that the models take every path a
+/// real wait takes without multiplying the schedules to explore.
+pub(crate) const MODEL: bool = cfg!(any(loom, shuttle));
 
 /// One iteration of a spin-wait.
 #[inline]
@@ -66,8 +67,8 @@ pub(crate) fn spin_hint() {
 
 /// A process-wide tuning hint of the wait policy (whether yielding pays),
 /// kept in a plain std atomic. It is no part of any barrier's
-/// synchronization, and the models never reach it (they neither spin nor
-/// yield), so it is not a model object.
+/// synchronization, and the models never reach it (their yield stage is one
+/// step that reads no clock), so it is not a model object.
 pub(crate) type HintU64 = std::sync::atomic::AtomicU64;
 
 /// Gives the core to another runnable thread.

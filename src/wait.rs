@@ -1,4 +1,6 @@
-//! The waiting policy: spin briefly, then park on the barrier's address.
+//! The waiting policy (spin, then yield, then park) and both halves of the
+//! park/wake handshake, for every word a waiter can wait on: a barrier's
+//! state and a `WarpBarrier` lane.
 //!
 //! 1. **Spin** (only while threads <= cores): re-read the word for at most
 //!    [`SPIN_NANOS`], load-only, with pause hints between loads. A phase on
@@ -15,19 +17,28 @@
 //!    threads: once one yield takes longer than [`SLOW_YIELD_NANOS`] (the
 //!    scheduler gave a whole time slice to someone else), every waiter of
 //!    the process skips this stage for the next [`YIELD_OFF_NANOS`].
-//! 3. **Park**: set `PARKED` and sleep in `parking_lot_core` keyed by the
-//!    barrier's address; whoever starts the next phase (or poisons the
-//!    barrier) clears `PARKED` in the same RMW and wakes every parked thread.
+//! 3. **Park**: set the word's `PARKED` bit and sleep in the parking lot
+//!    keyed by an address inside the word; whoever changes the word in the
+//!    way the waiter waits for calls [`wake`] with the word it replaced.
 //!
 //! Every number here was measured, not guessed (benches/RESULTS.md and the
-//! notes beside each constant).
+//! notes beside each constant). Under `--cfg loom` / `--cfg shuttle` each
+//! stage runs once (one load of the spin stage, one yield), so the models
+//! take every path a real wait takes.
 //!
-//! No wakeup is lost: the parker's `validate` re-reads the word under the
-//! parking lot's bucket lock and sleeps only if `PARKED` is still set and the
-//! wait is still unsatisfied; the waker changes the word *before* taking that
-//! lock in `unpark_all`. Either the waker's lock comes first, and `validate`
-//! (ordered after it by the lock) sees the change, or the parker's comes first,
-//! and the waker finds it queued.
+//! # No lost wake-up
+//!
+//! The waiter sets `PARKED` with a CAS from a word it found unsatisfying; the
+//! waker changes the word with one RMW and, if the word it replaced had
+//! `PARKED`, calls [`wake`]. Both work on the same word, so its modification
+//! order decides: either the change comes first, and the waiter's CAS fails
+//! (it re-reads and sees the change), or the CAS comes first, and the waker
+//! sees `PARKED` and wakes. The parking lot's `validate` re-reads the word
+//! under the bucket lock and sleeps only if `PARKED` is still set and the wait
+//! still unsatisfied; `wake` takes that lock after the change, so either the
+//! waker's lock comes first, and `validate` (ordered after it by the lock)
+//! sees the change, or the parker's comes first, and the waker finds it
+//! queued.
 
 use crate::park::{self, Parked};
 use crate::state::{Snapshot, State};
@@ -70,10 +81,134 @@ pub(crate) const YIELD_OFF_NANOS: u64 = 1_000_000_000;
 const PAUSES_PER_PENDING: u32 = 8;
 const MAX_EXTRA_PAUSES: u32 = 512;
 
+/// A word that waiters poll and park on. Its `PARKED` bit is set by
+/// [`Word::mark_parked`] and cleared by the RMW that changes the word in the
+/// way waiters wait for, whose caller then calls [`wake`] with the word it
+/// replaced.
+pub(crate) trait Word {
+    /// A decoded copy of the word.
+    type Snapshot: Copy;
+    /// One load of the word.
+    fn load(&self, order: Ordering) -> Self::Snapshot;
+    /// Whether `PARKED` is set in `s`.
+    fn parked(s: Self::Snapshot) -> bool;
+    /// Sets `PARKED` if the word is still `s` (one CAS); the word found otherwise.
+    fn mark_parked(&self, s: Self::Snapshot) -> Result<(), Self::Snapshot>;
+    /// The parking key: an address inside the word, so no other user of the
+    /// parking lot (say, one keyed by a struct that starts with this word)
+    /// can share it.
+    fn park_key(&self) -> usize;
+    /// Extra pause hints between two loads while spinning on `s` (for a
+    /// barrier, more the more arrivals are still owed).
+    fn spin_pauses(_s: Self::Snapshot) -> u32 {
+        0
+    }
+}
+
+/// The barrier's word.
+impl Word for State {
+    type Snapshot = Snapshot;
+
+    #[inline]
+    fn load(&self, order: Ordering) -> Snapshot {
+        State::load(self, order)
+    }
+
+    fn parked(s: Snapshot) -> bool {
+        s.parked()
+    }
+
+    fn mark_parked(&self, s: Snapshot) -> Result<(), Snapshot> {
+        State::mark_parked(self, s)
+    }
+
+    /// An address inside the word (its address + 1).
+    fn park_key(&self) -> usize {
+        self as *const State as usize + 1
+    }
+
+    /// Pause longer the more arrivals are still owed
+    /// ([`PAUSES_PER_PENDING`] each beyond the first).
+    fn spin_pauses(s: Snapshot) -> u32 {
+        s.pending()
+            .saturating_sub(1)
+            .saturating_mul(PAUSES_PER_PENDING)
+    }
+}
+
+/// The waking half of the handshake: `prior` is the word that the caller's
+/// RMW replaced; if a waiter had marked it `PARKED`, wake every thread
+/// parked on the word. Waking an address nobody parks on is harmless, even
+/// after the word is gone.
+#[inline]
+pub(crate) fn wake<W: Word>(word: &W, prior: W::Snapshot) {
+    if W::parked(prior) {
+        wake_parked(word.park_key());
+    }
+}
+
+#[cold]
+fn wake_parked(key: usize) {
+    park::unpark_all(key);
+}
+
+/// One wait, possibly over several words in turn (a `WarpBarrier` lane waits
+/// for each lane it is behind): the spin and yield budgets are spent once per
+/// wait, not once per word.
+pub(crate) struct Waiter {
+    /// Whether every participant can have a core (then spinning pays).
+    may_spin: bool,
+    deadline: Option<Instant>,
+    /// The spin and yield stages are behind us.
+    spun: bool,
+}
+
+impl Waiter {
+    /// A wait for a phase of `participants` threads, until `deadline`.
+    pub(crate) fn new(participants: u32, deadline: Option<Instant>) -> Waiter {
+        Waiter {
+            may_spin: sync::MODEL || participants <= cores(),
+            deadline,
+            spun: false,
+        }
+    }
+
+    /// Waits on `word`, starting from `s` (a load that `check` did not
+    /// accept), until `check` accepts a word (`Ok` with its answer) or the
+    /// deadline passes (`Err` with the last word read).
+    ///
+    /// `check` must be pure and must not panic: it also runs under the
+    /// parking lot's lock. It sees the word as loaded with `Acquire`, except
+    /// inside the lock (`Relaxed`, used only to decide whether to sleep).
+    pub(crate) fn wait<W: Word, T>(
+        &mut self,
+        word: &W,
+        s: W::Snapshot,
+        check: impl Fn(W::Snapshot) -> Option<T>,
+    ) -> Result<T, W::Snapshot> {
+        // A deadline already passed (a zero timeout) checks once, as the caller did.
+        if !self.spun && self.deadline.map_or(true, |d| sync::now() < d) {
+            self.spun = true;
+            if self.may_spin {
+                if let Some(done) = spin(word, s, self.deadline, &check) {
+                    return Ok(done);
+                }
+            }
+            if let Some(done) = yield_cpu(word, self.deadline, &check) {
+                return Ok(done);
+            }
+        }
+        park_until(word, self.deadline, check)
+    }
+}
+
 /// Spin iterations that take about [`SPIN_NANOS`] on this machine, measured
 /// once: the cost of a pause instruction varies tenfold across CPUs, so a
-/// fixed iteration count would be a guess.
+/// fixed iteration count would be a guess. One under the model checkers.
 fn spin_iterations() -> u32 {
+    if sync::MODEL {
+        return 1;
+    }
     static ITERATIONS: OnceLock<u32> = OnceLock::new();
     *ITERATIONS.get_or_init(|| {
         const PROBE: u32 = 1_000;
@@ -87,7 +222,7 @@ fn spin_iterations() -> u32 {
 }
 
 /// Cores available to this process (its affinity mask), read once.
-fn cores() -> u32 {
+pub(crate) fn cores() -> u32 {
     static CORES: OnceLock<u32> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
 }
@@ -98,137 +233,143 @@ pub(crate) fn deadline_after(d: Duration) -> Option<Instant> {
     sync::now().checked_add(d)
 }
 
-/// Waits until `check` returns `Some` for the word, or until `deadline`.
-///
-/// `check` must be pure and must not panic: it also runs under the parking
-/// lot's lock. It sees the word as loaded with `Acquire`, except inside the
-/// lock (`Relaxed`, used only to decide whether to sleep). Returns `None` once
-/// the deadline has passed with `check` still unsatisfied.
-pub(crate) fn wait_until<T>(
-    state: &State,
-    key: usize,
-    deadline: Option<Instant>,
-    check: impl Fn(Snapshot) -> Option<T>,
-) -> Option<T> {
-    // Acquire: pairs with the Release RMW that ended the phase (state.rs, point 4).
-    let s = state.load(Ordering::Acquire);
-    if let Some(done) = check(s) {
-        return Some(done);
-    }
-    // A deadline already passed (a zero timeout) checks once, as above.
-    if sync::MAY_SPIN && deadline.map_or(true, |d| sync::now() < d) {
-        if s.expected() <= cores() {
-            if let Some(done) = spin(state, deadline, &check) {
-                return Some(done);
-            }
-        }
-        if let Some(done) = yield_cpu(state, deadline, &check) {
-            return Some(done);
-        }
-    }
-    park_until(state, key, deadline, check)
-}
-
 /// Stage 1: load-only spinning, for about [`SPIN_NANOS`].
-fn spin<T>(
-    state: &State,
+fn spin<W: Word, T>(
+    word: &W,
+    mut s: W::Snapshot,
     deadline: Option<Instant>,
-    check: &impl Fn(Snapshot) -> Option<T>,
+    check: &impl Fn(W::Snapshot) -> Option<T>,
 ) -> Option<T> {
-    if deadline.is_some_and(|d| d < sync::now() + Duration::from_nanos(SPIN_NANOS)) {
+    if !sync::MODEL && deadline.is_some_and(|d| d < sync::now() + Duration::from_nanos(SPIN_NANOS))
+    {
         return None; // a short timed wait goes straight to the deadline-aware park
     }
     let budget = spin_iterations();
     let mut spent = 0;
     while spent < budget {
-        sync::spin_hint();
-        // Acquire: as in `wait_until`.
-        let s = state.load(Ordering::Acquire);
-        if let Some(done) = check(s) {
-            return Some(done);
-        }
-        let extra = s
-            .pending()
-            .saturating_sub(1)
-            .saturating_mul(PAUSES_PER_PENDING)
-            .min(MAX_EXTRA_PAUSES);
-        for _ in 0..extra {
+        // (Under a model checker a pause is a yield: no extra ones.)
+        let extra = if sync::MODEL {
+            0
+        } else {
+            W::spin_pauses(s).min(MAX_EXTRA_PAUSES)
+        };
+        for _ in 0..=extra {
             sync::spin_hint();
         }
         spent += 1 + extra;
+        // Acquire: a word that `check` accepts ends the wait, and the
+        // caller reads what the waker published (state.rs, point 4).
+        s = word.load(Ordering::Acquire);
+        if let Some(done) = check(s) {
+            return Some(done);
+        }
     }
     None
 }
 
 /// Stage 2: yield the core for about [`YIELD_NANOS`],
 /// unless a recent yield showed that other work competes for the cores.
-fn yield_cpu<T>(
-    state: &State,
+fn yield_cpu<W: Word, T>(
+    word: &W,
     deadline: Option<Instant>,
-    check: &impl Fn(Snapshot) -> Option<T>,
+    check: &impl Fn(W::Snapshot) -> Option<T>,
 ) -> Option<T> {
-    /// Yielding is off until this many nanoseconds after `epoch()`.
-    static YIELD_OFF_UNTIL: sync::HintU64 = sync::HintU64::new(0);
-    fn epoch() -> Instant {
-        static EPOCH: OnceLock<Instant> = OnceLock::new();
-        *EPOCH.get_or_init(Instant::now)
-    }
-    let since_epoch = |t: Instant| t.saturating_duration_since(epoch()).as_nanos() as u64;
-
-    let mut before = sync::now();
-    // Relaxed: a hint; a stale value costs one yield too many or too few.
-    if since_epoch(before) < YIELD_OFF_UNTIL.load(Ordering::Relaxed) {
-        return None;
-    }
-    let until = before + Duration::from_nanos(YIELD_NANOS);
-    let until = deadline.map_or(until, |d| d.min(until));
+    let mut budget = YieldBudget::start(deadline)?;
     loop {
         sync::yield_now();
-        // Acquire: as in `wait_until`.
-        if let Some(done) = check(state.load(Ordering::Acquire)) {
+        // Acquire: as in `spin`.
+        if let Some(done) = check(word.load(Ordering::Acquire)) {
             return Some(done);
         }
-        let after = sync::now();
-        if after.saturating_duration_since(before) > Duration::from_nanos(SLOW_YIELD_NANOS) {
-            // Relaxed: a hint, as above.
-            YIELD_OFF_UNTIL.store(since_epoch(after) + YIELD_OFF_NANOS, Ordering::Relaxed);
+        if budget.spent() {
             return None;
         }
-        if after >= until {
-            return None;
-        }
-        before = after;
     }
 }
 
-#[cold]
-fn park_until<T>(
-    state: &State,
-    key: usize,
-    deadline: Option<Instant>,
-    check: impl Fn(Snapshot) -> Option<T>,
-) -> Option<T> {
-    loop {
-        // Acquire: as in `wait_until`.
-        let s = state.load(Ordering::Acquire);
-        if let Some(done) = check(s) {
-            return Some(done);
+/// When the yield stage ends: after [`YIELD_NANOS`] (or the deadline), or
+/// after one slow yield, which also turns yielding off process-wide for
+/// [`YIELD_OFF_NANOS`]. Under the model checkers: after one yield.
+struct YieldBudget {
+    before: Instant,
+    until: Instant,
+}
+
+/// Yielding is off until this many nanoseconds after `epoch()`.
+static YIELD_OFF_UNTIL: sync::HintU64 = sync::HintU64::new(0);
+
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn since_epoch(t: Instant) -> u64 {
+    t.saturating_duration_since(epoch()).as_nanos() as u64
+}
+
+impl YieldBudget {
+    /// `None` if yielding is off.
+    fn start(deadline: Option<Instant>) -> Option<YieldBudget> {
+        let before = sync::now();
+        if sync::MODEL {
+            return Some(YieldBudget {
+                before,
+                until: before,
+            });
         }
-        if deadline.is_some_and(|d| sync::now() >= d) {
+        // Relaxed: a hint; a stale value costs one yield too many or too few.
+        if since_epoch(before) < YIELD_OFF_UNTIL.load(Ordering::Relaxed) {
             return None;
         }
-        // Relaxed: PARKED publishes nothing; it only tells the waker to call
-        // unpark_all, and the bucket lock orders that against our validate.
-        if !s.parked() && state.cas(s, s.with_parked(), Ordering::Relaxed).is_err() {
+        let until = before + Duration::from_nanos(YIELD_NANOS);
+        Some(YieldBudget {
+            before,
+            until: deadline.map_or(until, |d| d.min(until)),
+        })
+    }
+
+    /// Called after each yield: whether the stage is over.
+    fn spent(&mut self) -> bool {
+        if sync::MODEL {
+            return true;
+        }
+        let after = sync::now();
+        if after.saturating_duration_since(self.before) > Duration::from_nanos(SLOW_YIELD_NANOS) {
+            // Relaxed: a hint, as above.
+            YIELD_OFF_UNTIL.store(since_epoch(after) + YIELD_OFF_NANOS, Ordering::Relaxed);
+            return true;
+        }
+        self.before = after;
+        after >= self.until
+    }
+}
+
+/// Stage 3: the parking half of the handshake (module docs).
+#[cold]
+fn park_until<W: Word, T>(
+    word: &W,
+    deadline: Option<Instant>,
+    check: impl Fn(W::Snapshot) -> Option<T>,
+) -> Result<T, W::Snapshot> {
+    loop {
+        // Acquire: as in `spin`.
+        let s = word.load(Ordering::Acquire);
+        if let Some(done) = check(s) {
+            return Ok(done);
+        }
+        if deadline.is_some_and(|d| sync::now() >= d) {
+            return Err(s);
+        }
+        if !W::parked(s) && word.mark_parked(s).is_err() {
             continue;
         }
         let mut validate = || {
             // Relaxed: only decides whether to sleep; the lock orders it (module docs).
-            let now = state.load(Ordering::Relaxed);
-            now.parked() && check(now).is_none()
+            let now = word.load(Ordering::Relaxed);
+            W::parked(now) && check(now).is_none()
         };
         // However the park ends (woken, timed out, or the word had already
         // changed), the loop re-reads the word and decides again.
-        let _: Parked = park::park(key, &mut validate, deadline);
+        let _: Parked = park::park(word.park_key(), &mut validate, deadline);
     }
 }

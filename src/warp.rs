@@ -22,9 +22,9 @@
 //!
 //! # Waiting without lost wake-ups
 //!
-//! The scheme of `src/wait.rs`, per lane word. A waiter spins briefly
-//! (load-only, bounded by [`SPIN_NANOS`]); then, for one lane `m` it still
-//! waits for, it sets `PARKED` in `synced[m]` with a CAS that also checks the
+//! The policy and handshake of `src/wait.rs`, per lane word: a waiter waits
+//! for the lanes it is behind one at a time, spinning and yielding (once per
+//! `sync`), then, for the lane `m` it waits for, it sets `PARKED` in `synced[m]` with a CAS that also checks the
 //! count is still short, and parks on lane `m`'s key (the word's address),
 //! where `validate` re-reads the word under the parking lot's lock and sleeps
 //! only if `PARKED` is still set and the count still short. Lane `m` raises
@@ -36,12 +36,9 @@
 //! that wake against `validate`). A woken lane re-reads every lane it still
 //! waits for, and parks again if needed.
 
-use crate::park::{self, Parked};
-use crate::sync::{self, AtomicU64, Ordering};
-use crate::wait::SPIN_NANOS;
+use crate::sync::{AtomicU64, Ordering};
+use crate::wait::{wake, Waiter, Word};
 use std::fmt;
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
 /// `PARKED`: bit 63 of a lane's word (module docs); the count is below it.
 const PARKED: u64 = 1 << 63;
@@ -194,17 +191,13 @@ impl WarpBarrier {
     pub fn sync(&self, lane: usize, mask: u64) {
         self.check(lane, mask);
         let others = mask & !(1 << lane);
-        if others == 0 {
-            // Alone: nothing to wait for or publish, and not counted, so a
-            // lane that syncs alone (a divergent branch) stays in step with
-            // the partners of its next sync.
-            return;
-        }
+        // A lane alone in its mask still counts its sync (and returns at once
+        // below): its partners of a later sync count the same rounds.
         let me = &self.lanes[lane];
         // Release: this lane's writes travel with the raise (module docs).
         let old = me.synced.fetch_add(1, Ordering::Release);
-        if old & PARKED != 0 {
-            self.wake_waiters_of(lane);
+        if Lane::parked(old) {
+            self.wake_waiters_of(lane, old);
         }
         self.wait(others, (old & COUNT) + 1);
     }
@@ -232,23 +225,15 @@ impl WarpBarrier {
         }
     }
 
-    /// The parking key of the lanes waiting for lane `lane`: derived from
-    /// the address of its word.
-    fn key(&self, lane: usize) -> usize {
-        // + 1: an address inside the lane's word, which no other object can
-        // have, so no other user of the parking lot shares the key.
-        &self.lanes[lane] as *const Lane as usize + 1
-    }
-
-    /// Wakes every lane parked until `lane`'s count grows.
+    /// Wakes every lane parked until `lane`'s count grows; `prior`, the
+    /// word that lane's raise replaced, had `PARKED`.
     #[cold]
-    fn wake_waiters_of(&self, lane: usize) {
+    fn wake_waiters_of(&self, lane: usize, prior: u64) {
+        let word = &self.lanes[lane];
         // Relaxed: PARKED publishes nothing; the parking lot's lock orders
         // this wake against each waiter's `validate` (module docs).
-        self.lanes[lane]
-            .synced
-            .fetch_and(!PARKED, Ordering::Relaxed);
-        park::unpark_all(self.key(lane));
+        word.synced.fetch_and(!PARKED, Ordering::Relaxed);
+        wake(word, prior);
     }
 
     /// The lanes of `lanes` whose sync count is still below `round`.
@@ -267,74 +252,53 @@ impl WarpBarrier {
         behind
     }
 
-    /// Waits until every lane of `others` has synced `round` times. Counts
-    /// only grow, so a lane found caught up is not read again.
+    /// Waits until every lane of `others` has synced `round` times, lane by
+    /// lane through the common wait policy (`src/wait.rs`): it spins only
+    /// when every lane of the mask can run at once, since otherwise the lane
+    /// we wait for is likely not running and spinning would take its core.
+    /// Counts only grow, so a lane found caught up is not read again.
     fn wait(&self, others: u64, round: u64) {
         let mut behind = self.behind(others, round);
-        if behind == 0 {
-            return;
-        }
-        // Spin only when every lane of the mask can run at once: otherwise
-        // the lane we wait for is likely not running, and spinning would take
-        // its core.
-        if sync::MAY_SPIN && others.count_ones() < cores() {
-            let start = Instant::now();
-            loop {
-                // Reading the clock every 64 pauses keeps its cost (~25 ns)
-                // small next to theirs while bounding the spin in time.
-                for _ in 0..64 {
-                    sync::spin_hint();
-                    behind = self.behind(behind, round);
-                    if behind == 0 {
-                        return;
-                    }
-                }
-                if start.elapsed() >= Duration::from_nanos(SPIN_NANOS) {
-                    break;
-                }
-            }
-        }
-        self.park_until(behind, round);
-    }
-
-    #[cold]
-    fn park_until(&self, mut behind: u64, round: u64) {
-        loop {
-            behind = self.behind(behind, round);
-            if behind == 0 {
-                return;
-            }
+        let mut waiter = Waiter::new(others.count_ones() + 1, None);
+        let caught_up = |s: u64| (s & COUNT >= round).then_some(());
+        while behind != 0 {
             let target = behind.trailing_zeros() as usize;
-            let word = &self.lanes[target].synced;
-            // Relaxed: only decides whether to park; `behind` re-reads with
-            // Acquire before returning.
-            let s = word.load(Ordering::Relaxed);
-            if s & COUNT >= round {
-                continue;
+            let lane = &self.lanes[target];
+            // Acquire: as in `behind`.
+            let s = lane.synced.load(Ordering::Acquire);
+            if caught_up(s).is_none() {
+                let waited = waiter.wait(lane, s, caught_up);
+                debug_assert!(waited.is_ok(), "a wait without a deadline");
             }
-            // Relaxed: PARKED publishes nothing (module docs).
-            if s & PARKED == 0
-                && word
-                    .compare_exchange(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_err()
-            {
-                continue;
-            }
-            let mut validate = || {
-                // Relaxed: only decides whether to sleep; the lock orders it.
-                let now = word.load(Ordering::Relaxed);
-                now & PARKED != 0 && now & COUNT < round
-            };
-            // However the park ends, the loop re-reads and decides again.
-            let _: Parked = park::park(self.key(target), &mut validate, None);
+            behind = self.behind(behind & !(1 << target), round);
         }
     }
 }
 
-/// Cores available to this process, read once.
-fn cores() -> u32 {
-    static CORES: OnceLock<u32> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
+/// A lane's word, waited on through the common policy.
+impl Word for Lane {
+    type Snapshot = u64;
+
+    fn load(&self, order: Ordering) -> u64 {
+        self.synced.load(order)
+    }
+
+    fn parked(s: u64) -> bool {
+        s & PARKED != 0
+    }
+
+    fn mark_parked(&self, s: u64) -> Result<(), u64> {
+        // Relaxed: PARKED publishes nothing (module docs).
+        self.synced
+            .compare_exchange(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
+            .map(drop)
+    }
+
+    /// An address inside the lane's word, which no other object can have,
+    /// so no other user of the parking lot shares the key.
+    fn park_key(&self) -> usize {
+        &self.synced as *const AtomicU64 as usize + 1
+    }
 }
 
 impl fmt::Debug for WarpBarrier {

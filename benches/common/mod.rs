@@ -1,7 +1,6 @@
 //! Shared by every bench in `benches/` and by `examples/bench_table.rs`
 //! (which includes this file with `#[path]`, so the table stays one standalone
-//! binary): the peer barriers, a prototype of `src/wait.rs` with alternative
-//! wait policies, a pool of persistent threads that runs barrier episodes, and
+//! binary): the peer barriers, a pool of persistent threads that runs barrier episodes, and
 //! the fuzzy-barrier, wake-latency, pipeline and single-thread workloads.
 //!
 //! CPU time is read from `/proc/thread-self/schedstat` (first field: the
@@ -13,7 +12,6 @@
 #![allow(dead_code)]
 
 pub mod peers;
-pub mod proto;
 pub mod workloads;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
