@@ -50,9 +50,15 @@
 //! gets unspecified results, but never memory unsafety.
 
 use crate::barrier::Barrier;
+use crate::misuse::{check, Op};
+use crate::state::Snapshot;
 use crate::sync::{AtomicU64, Ordering};
+use crate::wait;
 use crossbeam_utils::CachePadded;
 use std::fmt;
+
+/// What the quiet path of a `sync*` returns on a poisoned barrier.
+pub(crate) struct Poisoned;
 
 /// One predicate counter per phase modulo 4, each on its own cache line: the
 /// adds of phase `k + 1` start while slow threads still read phase `k`'s.
@@ -217,12 +223,36 @@ impl BlockBarrier {
     #[track_caller]
     #[inline]
     fn reduce(&self, pred: bool) -> u64 {
+        match self.reduce_with(pred, false) {
+            Ok(count) => count,
+            Err(Poisoned) => unreachable!("only the quiet path returns Poisoned"),
+        }
+    }
+
+    /// The phase of a [`launch`](crate::launch)ed block's `sync*`: as
+    /// [`reduce`](Self::reduce), but a poisoned barrier returns
+    /// `Err(Poisoned)` instead of panicking, so that `launch` can unwind the
+    /// thread without a second panic report (SPEC §4: one report per root
+    /// cause).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn reduce_unless_poisoned(&self, pred: bool) -> Result<u64, Poisoned> {
+        self.reduce_with(pred, true)
+    }
+
+    #[track_caller]
+    #[inline]
+    fn reduce_with(&self, pred: bool, quiet: bool) -> Result<u64, Poisoned> {
         let k = usize::from(self.barrier.phase());
         if pred {
             // Relaxed: the arrival below (a Release RMW) carries the add.
             self.counts[k].fetch_add(1, Ordering::Relaxed);
         }
-        let leader = self.barrier.arrive_and_wait().is_leader();
+        let leader = if quiet {
+            self.arrive_and_wait_unless_poisoned()?
+        } else {
+            self.barrier.arrive_and_wait().is_leader()
+        };
         // Relaxed: the wait's Acquire ordered every add of the phase before
         // this load, and the next clear comes after our next arrival.
         let count = self.counts[k].load(Ordering::Relaxed);
@@ -231,7 +261,58 @@ impl BlockBarrier {
             // k - 2 and before every add of phase k + 2 (module docs).
             self.counts[(k + 2) % 4].store(0, Ordering::Relaxed);
         }
-        count
+        Ok(count)
+    }
+
+    /// `arrive_and_wait().is_leader()` on the inner barrier, returning
+    /// `Err(Poisoned)` where that panics on a poisoned word.
+    ///
+    /// The arrival is `Barrier::update` for a barrier without completion
+    /// function or transaction counts (the inner one has neither): one CAS
+    /// that either records the arrival or completes the phase and starts the
+    /// next. It lives here only until the barrier offers a non-panicking
+    /// arrival of its own.
+    #[track_caller]
+    fn arrive_and_wait_unless_poisoned(&self) -> Result<bool, Poisoned> {
+        let state = &self.barrier.state;
+        // Relaxed: seeds the CAS loop; the CAS itself carries the ordering.
+        let mut s = state.load(Ordering::Relaxed);
+        let (phase, completed) = loop {
+            if s.poison().is_some() {
+                return Err(Poisoned);
+            }
+            // Never poisoned here, never retired (nobody drops out of a
+            // block): only the "more arrivals than pending" misuse can panic.
+            let next = check(Op::ArriveAndWait, s, 1, 0, 0);
+            let completes = next.pending() == 0 && next.tx() == 0;
+            let result = if completes {
+                // AcqRel: as `Barrier::update`'s completing arrival (state.rs,
+                // points 2 and 3).
+                state.cas(s, next.next_phase(), Ordering::AcqRel)
+            } else {
+                // Release: our earlier writes travel with the arrival (point 1).
+                state.cas(s, next, Ordering::Release)
+            };
+            match result {
+                Ok(()) => break (s.phase(), completes),
+                Err(found) => s = found,
+            }
+        };
+        if completed {
+            if s.parked() {
+                crate::park::unpark_all(self.barrier.park_key());
+            }
+            return Ok(true);
+        }
+        // `wait_until` loads with Acquire (point 4) before it returns.
+        let end = wait::wait_until(state, self.barrier.park_key(), None, |s: Snapshot| {
+            if s.poison().is_some() {
+                Some(Err(Poisoned))
+            } else {
+                (s.phase() != phase).then_some(Ok(false))
+            }
+        });
+        end.unwrap_or(Ok(false))
     }
 
     /// Waits like [`sync`](BlockBarrier::sync) and returns whether `pred`
