@@ -131,6 +131,7 @@ impl BlockBarrier {
     /// assert!(barrier.sync_and(true));
     /// ```
     #[track_caller]
+    #[must_use]
     pub fn new(threads: usize) -> BlockBarrier {
         assert!(
             (1..=Barrier::MAX).contains(&threads),
@@ -215,6 +216,7 @@ impl BlockBarrier {
     /// ```
     #[track_caller]
     #[inline]
+    #[must_use = "use `sync()` if the count is not needed"]
     pub fn sync_count(&self, pred: bool) -> usize {
         self.reduce(pred) as usize
     }
@@ -332,6 +334,7 @@ impl BlockBarrier {
     /// ```
     #[track_caller]
     #[inline]
+    #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_and(&self, pred: bool) -> bool {
         self.reduce(pred) == self.threads as u64
     }
@@ -358,6 +361,7 @@ impl BlockBarrier {
     /// ```
     #[track_caller]
     #[inline]
+    #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_or(&self, pred: bool) -> bool {
         self.reduce(pred) > 0
     }

@@ -117,6 +117,7 @@ impl Block<'_> {
     /// ```
     #[track_caller]
     #[inline]
+    #[must_use = "use `sync()` if the count is not needed"]
     pub fn sync_count(&self, pred: bool) -> usize {
         self.reduce(pred) as usize
     }
@@ -135,6 +136,7 @@ impl Block<'_> {
     /// ```
     #[track_caller]
     #[inline]
+    #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_and(&self, pred: bool) -> bool {
         self.reduce(pred) == self.size() as u64
     }
@@ -153,6 +155,7 @@ impl Block<'_> {
     /// ```
     #[track_caller]
     #[inline]
+    #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_or(&self, pred: bool) -> bool {
         self.reduce(pred) > 0
     }
