@@ -52,11 +52,10 @@
 //! the policy, with more threads than cores and under foreign load, are in
 //! the package's [`benches/RESULTS.md`](https://docs.rs/crate/mbarrier/latest/source/benches/RESULTS.md).
 //!
-//! # Decisions where the contract is silent
+//! # Corner cases
 //!
-//! - **The completion window.** An arrival (or tx operation) that comes while
-//!   the previous phase's completion function runs waits until the next phase
-//!   has started, then counts for it: keep completion functions short.
+//! Choices made where neither CUDA nor `std` says what should happen:
+//!
 //! - **Poisoning is terminal and keeps the first cause** (a `poison()` that
 //!   comes while a completion function runs wins over that function's panic). A poisoned word
 //!   keeps its phase and expected count but no longer tracks pending arrivals
@@ -84,7 +83,8 @@
 //! # Model checking
 //!
 //! With `RUSTFLAGS="--cfg loom"` the crate's atomics, cells and parking switch
-//! to [loom](https://docs.rs/loom)'s models (`loom-tests/`), and with
+//! to [loom](https://docs.rs/loom)'s models (the repository's `loom-tests/`
+//! crate runs them), and with
 //! `--cfg shuttle` to [shuttle](https://docs.rs/shuttle)'s, for randomized
 //! schedules. Nothing changes for normal builds.
 #![deny(unsafe_op_in_unsafe_fn)]
