@@ -1,17 +1,19 @@
-//! CUDA guide 4.9.4: early exit. A thread that leaves a sequence of
+//! CUDA C++ Programming Guide, 4.9.4 "Early Exit": a thread that leaves a sequence of
 //! barrier phases early calls `arrive_and_drop` first; the others go on with
 //! their normal arrive/wait, and the barrier expects one arrival fewer from
 //! the next phase on.
 //!
 //! Thread `r` of `threads` leaves at iteration `exit_at(r)` (some threads never
 //! leave). After each wait a thread checks that exactly the threads still in
-//! the loop arrived in that phase. The seed's two forms both run: the
+//! the loop arrived in that phase. The guide's two forms both run: the
 //! `cuda::barrier` one (`bar.wait(std::move(token))`) and the C primitive one
 //! (`while (!__mbarrier_try_wait(&bar, token, 1000)) {}`).
 //!
 //! ```text
 //! cargo run --release --example early_exit -- [threads] [iterations]
 //! ```
+
+mod args;
 
 use mbarrier::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -84,14 +86,13 @@ fn early_exit_kernel(threads: usize, n: usize, primitive: bool) -> String {
     format!("{bar:?}")
 }
 
+const USAGE: &str = "usage: early_exit [threads] [iterations]   (defaults: 6 500)";
+
 fn main() {
-    let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>().ok());
-    let threads = args.next().flatten().unwrap_or(6);
-    let n = args.next().flatten().unwrap_or(500);
-    assert!(
-        threads >= 1 && n >= 1,
-        "early_exit: need threads >= 1 and iterations >= 1"
-    );
+    let [threads, n] = args::counts(USAGE, [6, 500]);
+    if threads == 0 || n == 0 {
+        args::bad_args(USAGE, "early_exit: need threads >= 1 and iterations >= 1");
+    }
 
     let stay = live(n, threads, n);
     for primitive in [false, true] {

@@ -352,12 +352,14 @@ struct Args {
     reference: bool,
 }
 
+const USAGE: &str =
+    "usage: heat [--size N] [--steps N] [--threads N] [--reps N] [--reference | --no-reference]\n\
+     defaults: --size 2048 --steps 100 --threads <available cores> --reps 2; the sequential\n\
+     reference runs by default when size^2 * steps <= 2^27";
+
+/// A bad command line: the usage on stderr, exit status 2.
 fn usage() -> ! {
-    eprintln!(
-        "usage: heat [--size N] [--steps N] [--threads N] [--reps N] [--reference | --no-reference]\n\
-         defaults: --size 2048 --steps 100 --threads <available cores> --reps 2; the sequential\n\
-         reference runs by default when size^2 * steps <= 2^27"
-    );
+    eprintln!("{USAGE}");
     exit(2)
 }
 
@@ -386,6 +388,10 @@ fn parse_args() -> Args {
             "--steps" => args.steps = value("--steps"),
             "--threads" => args.threads = value("--threads"),
             "--reps" => args.reps = value("--reps"),
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                exit(0)
+            }
             "--reference" => reference = Some(true),
             "--no-reference" => reference = Some(false),
             _ => usage(),

@@ -1,9 +1,10 @@
-//! CUDA guide 4.9.1: initialization. A barrier must be initialized before any
-//! thread takes part in it, which is a bootstrap problem: the threads would
-//! need to synchronize before they can use the object that synchronizes them.
-//! The seed solves it with `block.sync()`; on the CPU there are three ways:
+//! CUDA C++ Programming Guide, 4.9.1 "Initialization": a barrier must be
+//! initialized before any thread takes part in it, which is a bootstrap
+//! problem: the threads would need to synchronize before they can use the
+//! object that synchronizes them. The guide's example solves it with
+//! `block.sync()`; on the CPU there are three ways:
 //!
-//! 1. the seed's way: thread 0 of a [`launch`]ed block initializes a
+//! 1. the guide's way: thread 0 of a [`launch`]ed block initializes a
 //!    `OnceLock<Barrier>` (the `__shared__` storage), then `block.sync()`;
 //! 2. `OnceLock::get_or_init`: whichever thread comes first initializes, the
 //!    others block inside `get_or_init` until it is done, no sync needed;
@@ -16,6 +17,8 @@
 //! ```text
 //! cargo run --release --example init -- [threads] [phases]
 //! ```
+
+mod args;
 
 use mbarrier::{launch, Barrier};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,13 +39,15 @@ fn use_barrier(bar: &Barrier, count: &AtomicUsize, threads: usize, phases: usize
     }
 }
 
-fn main() {
-    let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>().ok());
-    let threads = args.next().flatten().unwrap_or(8);
-    let phases = args.next().flatten().unwrap_or(100);
-    assert!(threads >= 1, "init: need at least one thread");
+const USAGE: &str = "usage: init [threads] [phases]   (defaults: 8 100)";
 
-    // 1. The seed, line by line.
+fn main() {
+    let [threads, phases] = args::counts(USAGE, [8, 100]);
+    if threads == 0 {
+        args::bad_args(USAGE, "init: need at least one thread");
+    }
+
+    // 1. The guide's example (4.9.1), line by line.
     let bar: OnceLock<Barrier> = OnceLock::new(); // `__shared__ cuda::barrier<cuda::thread_scope_block> bar;`
     let count = AtomicUsize::new(0);
     let inits = AtomicUsize::new(0);

@@ -1,5 +1,6 @@
-//! CUDA guide 4.9.7: the producer-consumer pattern with barriers. One group of
-//! threads (the seed's first warp) fills a double buffer; the other threads
+//! CUDA C++ Programming Guide, 4.9.7 "Producer-Consumer Pattern Using
+//! Barriers". One group of threads (the guide's first warp) fills a double
+//! buffer; the other threads
 //! consume it. `ready[b]` says buffer `b` may be filled, `filled[b]` that it
 //! has been; every thread of the block takes part in all four barriers, so
 //! each is initialized with `block.size()`.
@@ -11,6 +12,8 @@
 //! ```text
 //! cargo run --release --example producer_consumer -- [producers] [consumers] [buffer_len] [rounds]
 //! ```
+
+mod args;
 
 use mbarrier::{launch, Barrier};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -86,18 +89,18 @@ fn consume(
     }
 }
 
+const USAGE: &str = "usage: producer_consumer [producers] [consumers] [buffer_len] [rounds]   (defaults: 2 4 4096 500)";
+
 fn main() {
-    let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>().ok());
-    let producers = args.next().flatten().unwrap_or(2);
-    let consumers = args.next().flatten().unwrap_or(4);
-    let buffer_len = args.next().flatten().unwrap_or(4096);
-    let rounds = args.next().flatten().unwrap_or(500);
-    let threads = producers + consumers;
-    assert!(
-        producers >= 1 && consumers >= 1 && threads >= 4 && buffer_len >= 1 && rounds >= 1,
-        "producer_consumer: need producers >= 1, consumers >= 1, producers + consumers >= 4 (one thread \
-         initializes each of the 4 barriers), buffer_len >= 1, rounds >= 1"
-    );
+    let [producers, consumers, buffer_len, rounds] = args::counts(USAGE, [2, 4, 4096, 500]);
+    let threads = producers.saturating_add(consumers);
+    if producers == 0 || consumers == 0 || threads < 4 || buffer_len == 0 || rounds == 0 {
+        args::bad_args(
+            USAGE,
+            "producer_consumer: need producers >= 1, consumers >= 1, producers + consumers >= 4 (one thread \
+             initializes each of the 4 barriers), buffer_len >= 1, rounds >= 1",
+        );
+    }
 
     // `float *in` of N elements, N a multiple of buffer_len.
     let n = buffer_len * rounds;

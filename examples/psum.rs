@@ -1,10 +1,10 @@
-//! CUDA guide 4.9.5: the completion function. Every phase, after the last
+//! CUDA C++ Programming Guide, 4.9.5 "Completion Function". Every phase, after the last
 //! thread has arrived and before any thread leaves its wait, the completion
 //! function sums the block's shared array into an accumulator that all
 //! threads read in the next iteration. The result is checked against the same
 //! computation done sequentially.
 //!
-//! The kernel is the seed's `psum(int *data, int n, int *acc)`, with 64-bit
+//! The kernel is the guide's `psum(int *data, int n, int *acc)`, with 64-bit
 //! wrapping integers instead of C's `int` (the accumulator grows by a factor
 //! of `BlockSize + 1` per phase, so it overflows quickly; wrapping keeps the
 //! result defined and every term still counts).
@@ -12,6 +12,8 @@
 //! ```text
 //! cargo run --release --example psum -- [block_size] [phases]
 //! ```
+
+mod args;
 
 use mbarrier::{launch, Barrier};
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
@@ -62,7 +64,7 @@ fn psum(block_size: usize, data: &[i64], n: usize, acc: &AtomicI64) -> usize {
         // `for (int i = 0; i < n; i += block.size())`
         for i in (0..n).step_by(block.size()) {
             // `smem[block.thread_rank()] = data[i] + *acc;` (our data element
-            // of this chunk: `data[i + rank]`, as the seed's indexing intends)
+            // of this chunk: `data[i + rank]`, as the guide's indexing intends)
             let rank = block.thread_rank();
             let value = data[i + rank].wrapping_add(acc.load(Ordering::Relaxed));
             smem[rank].store(value, Ordering::Relaxed);
@@ -90,14 +92,14 @@ fn sequential(block_size: usize, data: &[i64]) -> i64 {
     })
 }
 
+const USAGE: &str = "usage: psum [block_size] [phases]   (defaults: 128 200)";
+
 fn main() {
-    let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>().ok());
-    let block_size = args.next().flatten().unwrap_or(128); // the seed's BlockSize
-    let phases = args.next().flatten().unwrap_or(200);
-    assert!(
-        block_size >= 1 && phases >= 1,
-        "psum: need block_size >= 1 and phases >= 1"
-    );
+    // 128: the guide's `BlockSize`.
+    let [block_size, phases] = args::counts(USAGE, [128, 200]);
+    if block_size == 0 || phases == 0 {
+        args::bad_args(USAGE, "psum: need block_size >= 1 and phases >= 1");
+    }
 
     let n = block_size * phases;
     // Some data with a pattern that a lost or doubled term would change.

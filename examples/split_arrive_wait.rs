@@ -1,8 +1,9 @@
-//! CUDA guide 4.9.2 / 4.9.3: split arrive/wait, with a token and with explicit
-//! phase (parity) tracking.
+//! CUDA C++ Programming Guide, 4.9.2 "A Barrier's Phase: Arrival, Countdown,
+//! Completion, and Reset" and 4.9.3 "Explicit Phase Tracking": split
+//! arrive/wait, with a token and with explicit phase (parity) tracking.
 //!
 //! The kernel `split_arrive_wait(iteration_count, data)` runs three times, once
-//! per form of the seed: `cuda::barrier` (token), `cuda::ptx`
+//! per form the guide shows: `cuda::barrier` (token), `cuda::ptx`
 //! (`mbarrier_try_wait_parity` loop) and the C primitive
 //! (`__mbarrier_try_wait_parity(&bar, parity, 1000)` loop). Each iteration a
 //! thread publishes a value ("code before arrive"), arrives, computes on its
@@ -13,11 +14,13 @@
 //! cargo run --release --example split_arrive_wait -- [threads] [iterations]
 //! ```
 
+mod args;
+
 use mbarrier::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// The three ways of waiting that the seed shows.
+/// The three ways of waiting that the guide shows (4.9.3).
 #[derive(Clone, Copy, Debug)]
 enum Form {
     /// `auto token = bar.arrive(); ... bar.wait(std::move(token));`
@@ -122,11 +125,13 @@ fn split_arrive_wait(form: Form, threads: usize, iteration_count: usize) -> usiz
     checked.into_inner() as usize
 }
 
+const USAGE: &str = "usage: split_arrive_wait [threads] [iterations]   (defaults: 4 1000)";
+
 fn main() {
-    let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>().ok());
-    let threads = args.next().flatten().unwrap_or(4);
-    let iterations = args.next().flatten().unwrap_or(1000);
-    assert!(threads >= 1, "split_arrive_wait: need at least one thread");
+    let [threads, iterations] = args::counts(USAGE, [4, 1000]);
+    if threads == 0 {
+        args::bad_args(USAGE, "split_arrive_wait: need at least one thread");
+    }
 
     for form in [Form::Token, Form::TryWaitParity, Form::WaitParityTimeout] {
         let start = std::time::Instant::now();

@@ -1,5 +1,6 @@
-//! The `__syncthreads` family and `__syncwarp(mask)` (the notes in
-//! `cuda-seeds/003_*`), on a [`launch`]ed block of CPU threads.
+//! The `__syncthreads` family and `__syncwarp(mask)` (CUDA C++ Programming
+//! Guide, B.6 "Synchronization Functions" in its older numbering), on a
+//! [`launch`]ed block of CPU threads.
 //!
 //! - `__syncthreads()`: a block-wide inclusive prefix sum in "shared memory"
 //!   (Hillis-Steele: read, sync, write, sync), checked against a sequential scan;
@@ -13,6 +14,8 @@
 //! ```text
 //! cargo run --release --example syncthreads -- [block_threads] [warp_lanes]
 //! ```
+
+mod args;
 
 use mbarrier::{launch, WarpBarrier};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -111,15 +114,19 @@ fn fail(what: String) -> ! {
     std::process::exit(1)
 }
 
+const USAGE: &str = "usage: syncthreads [block_threads] [warp_lanes]   (defaults: 16 8)";
+
 fn main() {
-    let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>().ok());
-    let threads = args.next().flatten().unwrap_or(16);
-    let lanes = args.next().flatten().unwrap_or(8);
-    assert!(threads >= 1, "syncthreads: need at least one thread");
-    assert!(
-        (2..=64).contains(&lanes) && lanes.is_power_of_two(),
-        "syncthreads: warp_lanes must be a power of two in 2 ..= 64"
-    );
+    let [threads, lanes] = args::counts(USAGE, [16, 8]);
+    if threads == 0 {
+        args::bad_args(USAGE, "syncthreads: need at least one thread");
+    }
+    if !((2..=64).contains(&lanes) && lanes.is_power_of_two()) {
+        args::bad_args(
+            USAGE,
+            "syncthreads: warp_lanes must be a power of two in 2 ..= 64",
+        );
+    }
 
     // __syncthreads()
     let scan = prefix_sum(threads);

@@ -1,5 +1,5 @@
-//! CUDA guide 4.9.6: tracking asynchronous memory operations with a
-//! transaction count, the CPU way.
+//! CUDA C++ Programming Guide, 4.9.6 "Tracking Asynchronous Memory
+//! Operations": a transaction count, the CPU way.
 //!
 //! On the GPU, a copy engine (TMA) moves bytes into shared memory and signals
 //! the barrier with `complete_tx(bytes)`; the block waits until every thread
@@ -14,6 +14,8 @@
 //! ```text
 //! cargo run --release --example tx_tracking -- [consumers] [tiles]
 //! ```
+
+mod args;
 
 use mbarrier::{launch, Barrier};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -53,14 +55,13 @@ fn source_tile(src: &[u64], t: usize) -> &[u64] {
     &src[t * TILE_WORDS..(t + 1) * TILE_WORDS]
 }
 
+const USAGE: &str = "usage: tx_tracking [consumers] [tiles]   (defaults: 4 256)";
+
 fn main() {
-    let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>().ok());
-    let consumers = args.next().flatten().unwrap_or(4);
-    let tiles = args.next().flatten().unwrap_or(256);
-    assert!(
-        consumers >= 1 && tiles >= 1,
-        "tx_tracking: need consumers >= 1 and tiles >= 1"
-    );
+    let [consumers, tiles] = args::counts(USAGE, [4, 256]);
+    if consumers == 0 || tiles == 0 {
+        args::bad_args(USAGE, "tx_tracking: need consumers >= 1 and tiles >= 1");
+    }
 
     // "Global memory": the words to load, tile by tile.
     let src: Vec<u64> = (0..(tiles * TILE_WORDS) as u64)
@@ -107,7 +108,7 @@ fn main() {
                                 .expect("the copy engines run until the end");
                         }
                     };
-                    // The seed's two ways of setting the transaction count,
+                    // The guide's two ways of setting the transaction count,
                     // and a third order the hardware allows too.
                     match t % 3 {
                         0 => {
@@ -135,7 +136,7 @@ fn main() {
                     }
                 } else {
                     // `auto token = cuda::device::barrier_arrive_tx(bar, 1, 0);`
-                    // — the seed's line: arrive once, expect no bytes.
+                    // — the guide's line: arrive once, expect no bytes.
                     bar.arrive_tx(1, 0)
                 };
                 if !bar.try_wait(&token) {

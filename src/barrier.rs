@@ -4,7 +4,7 @@
 //! function in `completion.rs`, the tokens in `token.rs`.
 
 use crate::completion::{self, Completion};
-use crate::op::{self, Misuse, Op};
+use crate::op::{self, Misuse, Op, Poisoned};
 use crate::state::{self, Recorded, Snapshot, State};
 use crate::sync::{Ordering, UnsafeCell};
 use crate::token::{ArrivalToken, BarrierWaitResult};
@@ -40,7 +40,9 @@ mod wait;
 ///
 /// # Compared with `std::sync::Barrier`
 ///
-/// `arrive_and_wait` is `std`'s `wait`, and `is_leader()` means the same. On
+/// `arrive_and_wait` is `std`'s `wait` (here, [`wait`](Barrier::wait) takes
+/// the token of an earlier [`arrive`](Barrier::arrive)), and `is_leader()`
+/// means the same. On
 /// top of that: waits can be split from arrivals, bounded in time, or done by
 /// parity; participants can leave ([`arrive_and_drop`](Barrier::arrive_and_drop));
 /// a completion function runs once per phase before anyone is released;
@@ -133,6 +135,8 @@ impl Barrier {
     ///     "Barrier { phase_parity: false, pending: 2, expected: 2, tx: 0, poisoned: false }");
     /// ```
     #[cfg(not(any(loom, shuttle)))]
+    #[track_caller]
+    #[must_use]
     pub const fn new(expected: usize) -> Barrier {
         Barrier {
             state: State::new(Snapshot::initial(expected_const(expected))),
@@ -142,6 +146,8 @@ impl Barrier {
 
     /// Creates a barrier for `expected` participants (model-checker build).
     #[cfg(any(loom, shuttle))]
+    #[track_caller]
+    #[must_use]
     pub fn new(expected: usize) -> Barrier {
         Barrier {
             state: State::new(Snapshot::initial(expected_const(expected))),
@@ -191,6 +197,7 @@ impl<F: FnMut() + Send> Barrier<F> {
     /// assert_eq!(phases.load(Ordering::Relaxed), 10);
     /// ```
     #[track_caller]
+    #[must_use]
     pub fn with_completion(expected: usize, f: F) -> Barrier<F> {
         let expected = op::participants(
             format_args!("with_completion({expected}, _)"),
@@ -269,6 +276,7 @@ impl<F: Completion> Barrier<F> {
     /// });
     /// assert_eq!(leaders, 1);
     /// ```
+    #[doc(alias = "wait")]
     #[track_caller]
     #[inline]
     pub fn arrive_and_wait(&self) -> BarrierWaitResult {
@@ -473,57 +481,91 @@ impl<F: Completion> Barrier<F> {
         let _ = (op, token);
     }
 
-    /// Records one arrival or tx operation, checked against the word. The
-    /// fast path is the one RMW that counts it (and, with no completion
-    /// function, may start the next phase).
+    /// Records one arrival or tx operation, checked against the word; a
+    /// misuse panics (and changes nothing).
     #[track_caller]
     #[inline]
     fn update(&self, op: Op) -> Arrival {
+        match self.try_update(op) {
+            Ok(arrival) => arrival,
+            Err(misuse) => misuse.panic(op),
+        }
+    }
+
+    /// [`update`](Self::update), handing a misuse back instead. The fast
+    /// path is the one RMW that counts the operation (and, with no
+    /// completion function, may start the next phase).
+    #[track_caller]
+    #[inline]
+    fn try_update(&self, op: Op) -> Result<Arrival, Misuse> {
         // Relaxed: seeds the RMW, which carries the ordering.
         let s = self.state.load(Ordering::Relaxed);
         match self.state.record(s, !F::IS_NONE, |s| op.apply(s)) {
-            Ok(Recorded::Counted(prior)) => Arrival {
+            Ok(Recorded::Counted(prior)) => Ok(Arrival {
                 phase: prior.phase(),
                 completed: false,
-            },
+            }),
             Ok(Recorded::Completed(prior)) => {
                 wake(&self.state, prior);
-                Arrival {
+                Ok(Arrival {
                     phase: prior.phase(),
                     completed: true,
-                }
+                })
             }
             recorded => self.update_slow(op, recorded),
         }
     }
 
-    /// The rest of [`update`](Self::update): a misuse, a completion function
-    /// to run, or a completion window to wait out before recording again.
+    /// The rest of [`try_update`](Self::try_update): a misuse, a completion
+    /// function to run, or a completion window to wait out before recording
+    /// again.
     #[cold]
     #[track_caller]
-    fn update_slow(&self, op: Op, mut recorded: Result<Recorded, Misuse>) -> Arrival {
+    fn update_slow(
+        &self,
+        op: Op,
+        mut recorded: Result<Recorded, Misuse>,
+    ) -> Result<Arrival, Misuse> {
         loop {
-            let (prior, completed) = match recorded {
-                Err(misuse) => misuse.panic(op),
-                Ok(Recorded::Counted(prior)) => (prior, false),
-                Ok(Recorded::Completed(prior)) => {
+            let (prior, completed) = match recorded? {
+                Recorded::Counted(prior) => (prior, false),
+                Recorded::Completed(prior) => {
                     wake(&self.state, prior);
                     (prior, true)
                 }
                 // A `poison()` during the completion function ends the
                 // phase poisoned instead: then it did not complete.
-                Ok(Recorded::Completing(prior)) => (prior, self.run_completion()),
-                Ok(Recorded::Busy(s)) => {
+                Recorded::Completing(prior) => (prior, self.run_completion()),
+                Recorded::Busy(s) => {
                     let s = self.wait_for_next_phase(op, s);
                     recorded = self.state.record(s, !F::IS_NONE, |s| op.apply(s));
                     continue;
                 }
             };
-            return Arrival {
+            return Ok(Arrival {
                 phase: prior.phase(),
                 completed,
-            };
+            });
         }
+    }
+
+    /// `arrive_and_wait`, except that a poisoned barrier returns
+    /// `Err(Poisoned)` instead of panicking (other misuse still panics), so
+    /// that `launch` can end a thread without a second panic report (SPEC §4).
+    #[track_caller]
+    pub(crate) fn arrive_and_wait_unless_poisoned(&self) -> Result<BarrierWaitResult, Poisoned> {
+        let op = Op::ArriveAndWait;
+        let arrival = match self.try_update(op) {
+            Ok(arrival) => arrival,
+            Err(Misuse::Poisoned(_)) => return Err(Poisoned),
+            Err(misuse) => misuse.panic(op),
+        };
+        if !arrival.completed {
+            self.wait_phase_unless_poisoned("arrive_and_wait()", arrival.phase)?;
+        }
+        Ok(BarrierWaitResult {
+            is_leader: arrival.completed,
+        })
     }
 
     /// An operation that found the completion function running (in `s`)
@@ -569,6 +611,7 @@ static_assertions::const_assert_eq!(state::MAX, 1_048_575);
 
 /// `Barrier::new`'s check, usable in a `const fn` (whose panic message
 /// cannot carry the value).
+#[track_caller]
 const fn expected_const(expected: usize) -> u32 {
     assert!(
         op::participants_in_range(expected),

@@ -50,6 +50,7 @@
 //! gets unspecified results, but never memory unsafety.
 
 use crate::barrier::Barrier;
+use crate::op::Poisoned;
 use crate::sync::{AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
 use std::fmt;
@@ -125,6 +126,7 @@ impl BlockBarrier {
     /// assert!(barrier.sync_and(true));
     /// ```
     #[track_caller]
+    #[must_use]
     pub fn new(threads: usize) -> BlockBarrier {
         crate::op::participants(
             format_args!("BlockBarrier::new({threads})"),
@@ -209,6 +211,7 @@ impl BlockBarrier {
     /// ```
     #[track_caller]
     #[inline]
+    #[must_use = "use `sync()` if the count is not needed"]
     pub fn sync_count(&self, pred: bool) -> usize {
         self.reduce(pred) as usize
     }
@@ -217,12 +220,36 @@ impl BlockBarrier {
     #[track_caller]
     #[inline]
     fn reduce(&self, pred: bool) -> u64 {
+        match self.reduce_with(pred, false) {
+            Ok(count) => count,
+            Err(Poisoned) => unreachable!("only the quiet path returns Poisoned"),
+        }
+    }
+
+    /// The phase of a [`launch`](crate::launch)ed block's `sync*`: as
+    /// [`reduce`](Self::reduce), but a poisoned barrier returns
+    /// `Err(Poisoned)` instead of panicking, so that `launch` can unwind the
+    /// thread without a second panic report (SPEC §4: one report per root
+    /// cause).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn reduce_unless_poisoned(&self, pred: bool) -> Result<u64, Poisoned> {
+        self.reduce_with(pred, true)
+    }
+
+    #[track_caller]
+    #[inline]
+    fn reduce_with(&self, pred: bool, quiet: bool) -> Result<u64, Poisoned> {
         let k = usize::from(self.barrier.phase());
         if pred {
             // Relaxed: the arrival below (a Release RMW) carries the add.
             self.counts[k].fetch_add(1, Ordering::Relaxed);
         }
-        let leader = self.barrier.arrive_and_wait().is_leader();
+        let leader = if quiet {
+            self.barrier.arrive_and_wait_unless_poisoned()?.is_leader()
+        } else {
+            self.barrier.arrive_and_wait().is_leader()
+        };
         // Relaxed: the wait's Acquire ordered every add of the phase before
         // this load, and the next clear comes after our next arrival.
         let count = self.counts[k].load(Ordering::Relaxed);
@@ -231,7 +258,7 @@ impl BlockBarrier {
             // k - 2 and before every add of phase k + 2 (module docs).
             self.counts[(k + 2) % 4].store(0, Ordering::Relaxed);
         }
-        count
+        Ok(count)
     }
 
     /// Waits like [`sync`](BlockBarrier::sync) and returns whether `pred`
@@ -251,6 +278,7 @@ impl BlockBarrier {
     /// ```
     #[track_caller]
     #[inline]
+    #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_and(&self, pred: bool) -> bool {
         self.reduce(pred) == self.threads as u64
     }
@@ -277,6 +305,7 @@ impl BlockBarrier {
     /// ```
     #[track_caller]
     #[inline]
+    #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_or(&self, pred: bool) -> bool {
         self.reduce(pred) > 0
     }

@@ -2,12 +2,26 @@
 //!
 //! `launch(n, kernel)` runs `kernel` on `n` scoped threads sharing one
 //! [`BlockBarrier`]. A thread whose kernel panics poisons that barrier, so
-//! the others panic out of their `sync*` instead of hanging; once every
-//! thread has ended, `launch` re-raises the root cause: the first panic
-//! caught that is not itself a poisoned-barrier panic, with its payload.
+//! the others leave their `sync*` instead of hanging; once every thread has
+//! ended, `launch` re-raises the root cause: the first panic caught that is
+//! not itself a poisoned-barrier panic, with its payload.
+//!
+//! # One report per root cause
+//!
+//! A `panic!` goes through the panic hook (which prints it) before it
+//! unwinds; [`std::panic::resume_unwind`] does not. So a thread that finds
+//! the block's barrier poisoned in a [`Block`]'s `sync*` does not panic: its
+//! sync returns `Poisoned` instead (`BlockBarrier::reduce_unless_poisoned`)
+//! and the thread unwinds with `resume_unwind` of a private [`BlockPoisoned`]
+//! payload. The root cause went through the hook when it happened; `launch`
+//! re-raises it with `resume_unwind`, so it is reported once. Panics of the
+//! user's own barriers, and misuse of the block's barrier through
+//! [`Block::barrier`], are ordinary panics and are reported as usual. If no
+//! thread panicked of its own (someone called `block.barrier().poison()`),
+//! `launch` raises one ordinary panic saying so.
 
 use crate::block::BlockBarrier;
-use crate::op::{self, POISONED};
+use crate::op::{self, Poisoned, POISONED};
 use crate::sync::{AtomicU64, Ordering};
 use std::any::Any;
 use std::fmt;
@@ -63,7 +77,11 @@ impl Block<'_> {
     ///
     /// # Panics
     ///
-    /// If another thread of the block panicked (the barrier is poisoned).
+    /// If another thread of the block panicked (the barrier is poisoned),
+    /// this thread unwinds out of `sync` so that it does not hang. That
+    /// unwinding is not a panic of its own: nothing is printed, the panic
+    /// hook is not called, and [`launch`] re-raises the other thread's panic
+    /// (a `catch_unwind` around `sync` would catch an opaque payload).
     ///
     /// # Examples
     ///
@@ -82,7 +100,7 @@ impl Block<'_> {
     #[track_caller]
     #[inline]
     pub fn sync(&self) {
-        self.barrier.sync();
+        self.reduce(false);
     }
 
     /// `__syncthreads_count(pred)`; see [`BlockBarrier::sync_count`].
@@ -99,8 +117,9 @@ impl Block<'_> {
     /// ```
     #[track_caller]
     #[inline]
+    #[must_use = "use `sync()` if the count is not needed"]
     pub fn sync_count(&self, pred: bool) -> usize {
-        self.barrier.sync_count(pred)
+        self.reduce(pred) as usize
     }
 
     /// `__syncthreads_and(pred)`; see [`BlockBarrier::sync_and`].
@@ -117,8 +136,9 @@ impl Block<'_> {
     /// ```
     #[track_caller]
     #[inline]
+    #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_and(&self, pred: bool) -> bool {
-        self.barrier.sync_and(pred)
+        self.reduce(pred) == self.size() as u64
     }
 
     /// `__syncthreads_or(pred)`; see [`BlockBarrier::sync_or`].
@@ -135,8 +155,20 @@ impl Block<'_> {
     /// ```
     #[track_caller]
     #[inline]
+    #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_or(&self, pred: bool) -> bool {
-        self.barrier.sync_or(pred)
+        self.reduce(pred) > 0
+    }
+
+    /// One phase of the block's barrier; on a poisoned barrier, unwinds
+    /// without a panic report (module docs).
+    #[track_caller]
+    #[inline]
+    fn reduce(&self, pred: bool) -> u64 {
+        match self.barrier.reduce_unless_poisoned(pred) {
+            Ok(count) => count,
+            Err(Poisoned) => panic::resume_unwind(Box::new(BlockPoisoned)),
+        }
     }
 
     /// The block's barrier, e.g. to hand to code written against
@@ -164,6 +196,10 @@ impl fmt::Debug for Block<'_> {
     }
 }
 
+/// The payload with which a thread leaves a `sync*` of its block's poisoned
+/// barrier: a consequence of another thread's failure, not a root cause.
+struct BlockPoisoned;
+
 /// How one thread's kernel ended.
 enum Outcome<R> {
     Returned(R),
@@ -182,10 +218,13 @@ enum Outcome<R> {
 ///
 /// If `threads` is not in `1 ..= Barrier::MAX`, or if a thread cannot be
 /// spawned. If a kernel panics, the block's barrier is poisoned, so the other
-/// threads panic out of their `sync*` calls rather than hang; `launch` waits
+/// threads unwind out of their `sync*` calls rather than hang; `launch` waits
 /// for every thread to end and then resumes the root cause: the first panic
 /// that is not itself a poisoned-barrier panic (or, if there is none, the
-/// first panic), with its original payload.
+/// first panic), with its original payload. The root cause is printed once,
+/// by the panic hook when it happens; the other threads' unwinding out of a
+/// poisoned `sync*` is not printed and does not reach the hook. If the only
+/// cause is a `block.barrier().poison()`, `launch` panics saying so.
 ///
 /// # Examples
 ///
@@ -289,6 +328,10 @@ where
     }
     if let Some((_, _, payload)) = root {
         drop(results);
+        if payload.is::<BlockPoisoned>() {
+            // Nobody panicked of their own: the barrier was poisoned by hand.
+            panic!("{POISONED} by poison() (seen by the block's sync)");
+        }
         panic::resume_unwind(payload);
     }
     results
@@ -311,6 +354,9 @@ fn run<R>(block: &Block<'_>, kernel: &impl Fn(&Block<'_>) -> R, caught: &AtomicU
 /// Whether a panic payload is the crate's "barrier poisoned" panic, i.e. a
 /// consequence of another thread's failure rather than a root cause.
 fn is_poisoned_panic(payload: &(dyn Any + Send)) -> bool {
+    if payload.is::<BlockPoisoned>() {
+        return true;
+    }
     let message = payload
         .downcast_ref::<String>()
         .map(String::as_str)

@@ -2,15 +2,18 @@
 //!
 //! `mbarrier` brings the asynchronous barrier of CUDA (`cuda::barrier`, the
 //! PTX `mbarrier` object) and the `__syncthreads` / `__syncwarp` family to
-//! ordinary threads. Where `std::sync::Barrier` only offers "arrive and block",
-//! [`Barrier`] splits arriving from waiting, tracks phases, lets participants
-//! leave, runs a completion function once per phase, holds a phase open for
-//! transaction counts, and keeps its whole state in one `AtomicU64`.
+//! ordinary threads. Where [`std::sync::Barrier`] only offers "arrive and
+//! block", [`Barrier`] splits arriving from waiting, tracks phases, lets
+//! participants leave, runs a completion function once per phase, holds a
+//! phase open for transaction counts, and keeps its whole state in one
+//! `AtomicU64`.
+//!
+#![doc = include_str!("../docs/quick-start.md")]
 //!
 //! # Items
 //!
 //! - [`Barrier`]: split [`arrive`](Barrier::arrive) / [`wait`](Barrier::wait),
-//!   [`arrive_and_wait`](Barrier::arrive_and_wait), parity waits
+//!   [`arrive_and_wait`](Barrier::arrive_and_wait) (std's `wait`), parity waits
 //!   ([`wait_parity`](Barrier::wait_parity), [`try_wait_parity`](Barrier::try_wait_parity)),
 //!   timed waits, [`arrive_and_drop`](Barrier::arrive_and_drop), a completion
 //!   function ([`Barrier::with_completion`]), transaction counts
@@ -24,28 +27,9 @@
 //! - [`launch`] and [`Block`]: run a closure on a CPU "thread block", with
 //!   `thread_rank()`, `size()` and `sync()` as in `cooperative_groups`.
 //!
-//! # Example
+#![doc = include_str!("../docs/std.md")]
 //!
-//! ```
-//! use mbarrier::Barrier;
-//! use std::sync::atomic::{AtomicU64, Ordering};
-//!
-//! let partial = [AtomicU64::new(0), AtomicU64::new(0)];
-//! let barrier = Barrier::new(2);
-//! std::thread::scope(|s| {
-//!     for (rank, mine) in partial.iter().enumerate() {
-//!         let (partial, barrier) = (&partial, &barrier);
-//!         s.spawn(move || {
-//!             mine.store(rank as u64 + 1, Ordering::Relaxed);
-//!             let token = barrier.arrive(); // publish, don't block
-//!             let local: u64 = (0..1000).sum(); // overlap independent work
-//!             barrier.wait(token); // now every partial is visible
-//!             let total: u64 = partial.iter().map(|p| p.load(Ordering::Relaxed)).sum();
-//!             assert_eq!(total + local - 499_500, 3);
-//!         });
-//!     }
-//! });
-//! ```
+#![doc = include_str!("../docs/pitfalls.md")]
 //!
 //! # Memory ordering
 //!
@@ -62,14 +46,16 @@
 //! load competing for the cores), then parks in `parking_lot_core`'s global
 //! table keyed by the barrier's address, so a barrier costs nothing beyond its
 //! 8 bytes. The thread that completes a phase wakes the parked threads only
-//! if there are any. The numbers behind this policy are in `src/wait.rs` and
-//! `benches/RESULTS.md`.
+//! if there are any. This holds for every blocking wait ([`Barrier::wait`],
+//! [`Barrier::arrive_and_wait`], [`Barrier::wait_parity`], the timed waits,
+//! [`BlockBarrier::sync`], [`WarpBarrier::sync`]). The measurements behind
+//! the policy, with more threads than cores and under foreign load, are in
+//! the package's [`benches/RESULTS.md`](https://docs.rs/crate/mbarrier/latest/source/benches/RESULTS.md).
 //!
-//! # Decisions where the contract is silent
+//! # Corner cases
 //!
-//! - **The completion window.** An arrival (or tx operation) that comes while
-//!   the previous phase's completion function runs waits until the next phase
-//!   has started, then counts for it: keep completion functions short.
+//! Choices made where neither CUDA nor `std` says what should happen:
+//!
 //! - **Poisoning is terminal and keeps the first cause** (a `poison()` that
 //!   comes while a completion function runs wins over that function's panic). A poisoned word
 //!   keeps its phase and expected count but no longer tracks pending arrivals
@@ -92,29 +78,13 @@
 //! - **Phase numbers in messages** are modulo 4, the phase bits the word keeps.
 //! - `BarrierWaitResult` is not `#[must_use]`, as in `std`.
 //!
-//! # CUDA's `__syncthreads` family
-//!
-//! | CUDA | `mbarrier` |
-//! |---|---|
-//! | `__syncthreads()` | [`BlockBarrier::sync`], [`Block::sync`] |
-//! | `__syncthreads_count(pred)` | [`BlockBarrier::sync_count`], [`Block::sync_count`] |
-//! | `__syncthreads_and(pred)` | [`BlockBarrier::sync_and`], [`Block::sync_and`] |
-//! | `__syncthreads_or(pred)` | [`BlockBarrier::sync_or`], [`Block::sync_or`] |
-//! | `__syncwarp(mask)` | [`WarpBarrier::sync(lane, mask)`](WarpBarrier::sync) (mask as `u64`, up to 64 lanes) |
-//! | `kernel<<<1, n>>>(...)` | [`launch(n, \|block\| ...)`](launch) |
-//! | `cooperative_groups::this_thread_block()` | the [`&Block`](Block) handed to the kernel by [`launch`] |
-//! | `block.thread_rank()` | [`Block::thread_rank`] |
-//! | `block.size()` | [`Block::size`] |
-//! | `block.sync()` | [`Block::sync`] |
-//!
-//! A thread of a [`launch`]ed block that panics poisons the block's barrier,
-//! so the others panic out of `sync` instead of hanging; `launch` then
-//! re-raises the first panic that was not itself caused by the poisoning.
+#![doc = include_str!("../docs/porting.md")]
 //!
 //! # Model checking
 //!
 //! With `RUSTFLAGS="--cfg loom"` the crate's atomics, cells and parking switch
-//! to [loom](https://docs.rs/loom)'s models (`loom-tests/`), and with
+//! to [loom](https://docs.rs/loom)'s models (the repository's `loom-tests/`
+//! crate runs them), and with
 //! `--cfg shuttle` to [shuttle](https://docs.rs/shuttle)'s, for randomized
 //! schedules. Nothing changes for normal builds.
 #![deny(unsafe_op_in_unsafe_fn)]

@@ -10,6 +10,10 @@ use std::fmt;
 /// it to tell a root-cause panic from its consequences.
 pub(crate) const POISONED: &str = "mbarrier: barrier poisoned";
 
+/// What the non-panicking paths (for `launch`'s one report per root cause)
+/// return where the public operations panic on a poisoned barrier.
+pub(crate) struct Poisoned;
+
 /// A mutating operation with its arguments, for the checks and the messages.
 #[derive(Clone, Copy)]
 pub(crate) enum Op {

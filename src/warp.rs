@@ -123,6 +123,7 @@ impl WarpBarrier {
     /// assert_eq!(warp.lanes(), 32);
     /// ```
     #[track_caller]
+    #[must_use]
     pub fn new(lanes: usize) -> WarpBarrier {
         assert!(
             (1..=Self::MAX_LANES).contains(&lanes),

@@ -116,11 +116,9 @@ fn a_panicking_thread_releases_the_others_and_launch_re_raises_its_payload() {
                     }
                     let synced = catch_unwind(|| block.sync());
                     if let Err(payload) = &synced {
-                        let m = message(&**payload);
-                        assert!(
-                            m.starts_with("mbarrier: barrier poisoned by poison()"),
-                            "{m}"
-                        );
+                        // Not a panic of its own (tests/launch_report.rs):
+                        // an opaque payload, no message.
+                        assert_eq!(message(&**payload), "<non-string panic payload>");
                         seen_poisoned.fetch_add(1, Ordering::Relaxed);
                     }
                     synced.unwrap_or_else(|p| std::panic::resume_unwind(p));

@@ -4,7 +4,7 @@
 
 use super::Barrier;
 use crate::completion::{self, Completion};
-use crate::op::poisoned_panic;
+use crate::op::{poisoned_panic, Poisoned};
 use crate::state::Snapshot;
 use crate::sync::Ordering;
 use crate::token::ArrivalToken;
@@ -13,6 +13,10 @@ use std::time::{Duration, Instant};
 
 impl<F: Completion> Barrier<F> {
     /// Blocks until the phase of `token` has completed.
+    ///
+    /// Not `std::sync::Barrier::wait`: that one is
+    /// [`arrive_and_wait`](Barrier::arrive_and_wait); this one waits for the
+    /// phase of an earlier [`arrive`](Barrier::arrive).
     ///
     /// Returns at once if it already has (the token is from the previous
     /// phase).
@@ -196,6 +200,7 @@ impl<F: Completion> Barrier<F> {
     /// assert!(barrier.wait_parity_timeout(true, Duration::ZERO)); // phase -1 "completed"
     /// ```
     #[track_caller]
+    #[must_use = "false: the phase had not completed in time"]
     pub fn wait_parity_timeout(&self, parity: bool, timeout: Duration) -> bool {
         self.wait_parity_until("wait_parity_timeout", parity, wait::deadline_after(timeout))
     }
@@ -235,8 +240,22 @@ impl<F: Completion> Barrier<F> {
         )
     }
 
+    /// [`wait_phase`](Self::wait_phase) without a deadline, except that a
+    /// poisoned barrier returns `Err(Poisoned)` instead of panicking.
+    #[track_caller]
+    pub(crate) fn wait_phase_unless_poisoned(&self, op: &str, phase: u8) -> Result<(), Poisoned> {
+        match self.wait_end(op, None, |s| s.phase() != phase) {
+            Some(End::Poisoned(_)) => Err(Poisoned),
+            end => {
+                self.end_of_wait(op, end, || format!("the phase of this token ({phase})"));
+                Ok(())
+            }
+        }
+    }
+
     /// The common wait: until `completed(word)`, a poisoned barrier or a
-    /// phase that can never complete (retired), or the deadline.
+    /// phase that can never complete (retired), or the deadline; true if
+    /// the phase completed, false on timeout, a panic otherwise.
     #[track_caller]
     fn wait_for(
         &self,
@@ -245,12 +264,19 @@ impl<F: Completion> Barrier<F> {
         completed: impl Fn(Snapshot) -> bool,
         what: impl FnOnce() -> String,
     ) -> bool {
-        #[derive(Clone, Copy)]
-        enum End {
-            Completed,
-            Poisoned(Snapshot),
-            Retired(Snapshot),
-        }
+        let end = self.wait_end(op, deadline, completed);
+        self.end_of_wait(op, end, what)
+    }
+
+    /// Waits until `completed(word)`, poisoning or retirement (`Some`), or
+    /// until the deadline (`None`).
+    #[track_caller]
+    fn wait_end(
+        &self,
+        op: &str,
+        deadline: Option<Instant>,
+        completed: impl Fn(Snapshot) -> bool,
+    ) -> Option<End> {
         let classify = |s: Snapshot| {
             if s.poison().is_some() {
                 Some(End::Poisoned(s))
@@ -267,12 +293,18 @@ impl<F: Completion> Barrier<F> {
         if s.is_completing() {
             completion::check_not_running(self.key(), &op);
         }
-        let end = match classify(s) {
+        match classify(s) {
             Some(end) => Some(end),
             None => Waiter::new(s.expected(), deadline)
                 .wait(&self.state, s, classify)
                 .ok(),
-        };
+        }
+    }
+
+    /// What a wait that ended in `end` returns (true: completed; false:
+    /// timed out), or its panic.
+    #[track_caller]
+    fn end_of_wait(&self, op: &str, end: Option<End>, what: impl FnOnce() -> String) -> bool {
         match end {
             None => false,
             Some(End::Completed) => true,
@@ -284,4 +316,12 @@ impl<F: Completion> Barrier<F> {
             ),
         }
     }
+}
+
+/// How a wait ended, if not by its deadline.
+#[derive(Clone, Copy)]
+enum End {
+    Completed,
+    Poisoned(Snapshot),
+    Retired(Snapshot),
 }
