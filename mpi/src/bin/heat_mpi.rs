@@ -293,11 +293,22 @@ impl Drop for PoisonOnUnwind<'_> {
 
 // ---- the communication thread ------------------------------------------------
 
+/// How the communication thread waits for MPI between two `test`s.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Poll {
+    /// Test again at once (as `MPI_Wait` does): best with a core to spare.
+    Spin,
+    /// `yield_now` between tests: gives the core back to the workers when
+    /// there are more threads than cores.
+    Yield,
+}
+
 /// This rank's place among the others.
 struct Rank<'w> {
     world: &'w SimpleCommunicator,
     up: Option<i32>,
     down: Option<i32>,
+    poll: Poll,
 }
 
 impl Rank<'_> {
@@ -331,7 +342,10 @@ impl Rank<'_> {
                 if let Some(peer) = peer {
                     // SAFETY: the caller's guarantee on the halo rows.
                     let buf = unsafe { slab.row_mut(g, halo) };
-                    let request = self.world.process_at_rank(peer).immediate_receive_into(sc, buf);
+                    let request = self
+                        .world
+                        .process_at_rank(peer)
+                        .immediate_receive_into(sc, buf);
                     recvs.push(Some(request));
                 }
             }
@@ -354,6 +368,9 @@ impl Rank<'_> {
                             Err(pending) => *slot = Some(pending),
                         }
                     }
+                }
+                if self.poll == Poll::Yield {
+                    std::thread::yield_now();
                 }
             }
             sends.into_iter().for_each(|s| {
@@ -395,16 +412,21 @@ impl Rank<'_> {
         }
     }
 
-    /// The communication thread's exchange-then-compute steps.
-    fn run_bulk(&self, slab: &Slab, steps: usize, step: &Barrier) {
+    /// The communication thread's exchange-then-compute steps; returns the
+    /// time spent in the exchanges.
+    fn run_bulk(&self, slab: &Slab, steps: usize, step: &Barrier) -> Duration {
+        let mut exchanging = Duration::ZERO;
         for t in 0..steps {
+            let start = Instant::now();
             // SAFETY: the workers are between phases 2t-1 and 2t: they wrote
             // grid t%2 in step t-1, before phase 2t-1 completed, and touch
             // nothing until phase 2t completes, after this call.
             unsafe { self.exchange(slab, t % 2, || {}, |_| {}) };
+            exchanging += start.elapsed();
             step.arrive_and_wait(); // Phase 2t: halos in, compute.
             step.arrive_and_wait(); // Phase 2t+1: computed.
         }
+        exchanging
     }
 }
 
@@ -426,9 +448,10 @@ struct Plan {
     bands: Vec<(usize, usize)>,
 }
 
-/// Runs `steps` steps on this rank; returns the rank's slab and the time
-/// from a common start to the slowest rank's end (valid on rank 0).
-fn run(mode: Mode, plan: &Plan, me: &Rank<'_>, initial: &[f64]) -> (Slab, Duration) {
+/// Runs `steps` steps on this rank; returns the rank's slab, the time from a
+/// common start to the slowest rank's end, and (exchange-then-compute only)
+/// the time this rank spent exchanging.
+fn run(mode: Mode, plan: &Plan, me: &Rank<'_>, initial: &[f64]) -> (Slab, Duration, Duration) {
     let (first, end) = plan.bands[me.world.rank() as usize];
     let slab = Slab::new(initial, plan.cols, first, end - first);
     let workers = plan.threads;
@@ -437,7 +460,7 @@ fn run(mode: Mode, plan: &Plan, me: &Rank<'_>, initial: &[f64]) -> (Slab, Durati
     let step = Barrier::new(workers + 1);
     me.world.barrier();
     let start = Instant::now();
-    std::thread::scope(|s| {
+    let exchanging = std::thread::scope(|s| {
         for w in 0..workers {
             let (lo, hi) = split(1, slab.band, workers, w);
             let worker = Worker {
@@ -455,12 +478,15 @@ fn run(mode: Mode, plan: &Plan, me: &Rank<'_>, initial: &[f64]) -> (Slab, Durati
             });
         }
         match mode {
-            Mode::Overlapped => me.run_overlapped(&slab, plan.steps, &ready, &step),
+            Mode::Overlapped => {
+                me.run_overlapped(&slab, plan.steps, &ready, &step);
+                Duration::ZERO
+            }
             Mode::Bulk => me.run_bulk(&slab, plan.steps, &step),
         }
     });
     me.world.barrier();
-    (slab, start.elapsed())
+    (slab, start.elapsed(), exchanging)
 }
 
 /// Gathers every rank's rows of the final grid on rank 0 (the fixed top and
@@ -506,6 +532,7 @@ struct Args {
     steps: usize,
     threads: usize,
     reps: usize,
+    poll: Poll,
 }
 
 /// Parses the arguments; `Err` carries what was wrong.
@@ -516,6 +543,7 @@ fn parse_args(ranks: usize) -> Result<Args, String> {
         steps: 300,
         threads: 1,
         reps: 5,
+        poll: Poll::Yield,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -534,6 +562,13 @@ fn parse_args(ranks: usize) -> Result<Args, String> {
             "--steps" => args.steps = value()?,
             "--threads" => args.threads = value()?,
             "--reps" => args.reps = value()?,
+            "--poll" => {
+                args.poll = match it.next().as_deref() {
+                    Some("spin") => Poll::Spin,
+                    Some("yield") => Poll::Yield,
+                    _ => return Err("--poll needs spin or yield".into()),
+                }
+            }
             _ => return Err(format!("unknown argument {flag:?}")),
         }
     }
@@ -598,6 +633,7 @@ fn main() {
         world: &world,
         up: (rank > 0).then(|| rank - 1),
         down: (rank < ranks - 1).then(|| rank + 1),
+        poll: args.poll,
     };
     let (rows, cols, steps) = (plan.rows, plan.cols, plan.steps);
     let initial = initial_grid(rows, cols);
@@ -617,14 +653,17 @@ fn main() {
     // not favour one; each keeps its best time. Every run is checked.
     let modes = [Mode::Overlapped, Mode::Bulk];
     let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+    let mut exchange = Duration::MAX;
     let mut failed = false;
     let mut mean = 0.0;
     for _ in 0..args.reps {
         for (i, &mode) in modes.iter().enumerate() {
-            let (slab, time) = run(mode, &plan, &me, &initial);
+            let (slab, time, exchanging) = run(mode, &plan, &me, &initial);
             times[i].push(time);
-            if let (Some(grid), Some(expected)) = (gather(&plan, &me, &slab, &initial), &expected)
-            {
+            if mode == Mode::Bulk {
+                exchange = exchange.min(exchanging);
+            }
+            if let (Some(grid), Some(expected)) = (gather(&plan, &me, &slab, &initial), &expected) {
                 if let Some((count, r, c, x, y)) = compare(&grid, expected, cols) {
                     let what = if mode == Mode::Overlapped {
                         "overlapped"
@@ -653,6 +692,11 @@ fn main() {
         let (over, bulk) = (best(&times[0]), best(&times[1]));
         println!("  overlapped (edge rows, arrive; MPI + complete_tx || interior)  {over:9.1} us/step  (runs: {})", all(&times[0]));
         println!("  exchange, then compute                                     {bulk:9.1} us/step  (runs: {})", all(&times[1]));
+        println!(
+            "    of which rank 0 exchanging (best run)                    {:9.1} us/step  ({:.0}% of a step)",
+            per_step(exchange),
+            100.0 * per_step(exchange) / bulk
+        );
         println!("  exchange-then-compute / overlapped: {:.3}x", bulk / over);
         if failed {
             eprintln!("heat_mpi: results differ from the sequential reference");
