@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cd mpi && cargo build --release
-//! mpirun -np 2 target/release/heat_mpi --rows 34 --cols 65535 --steps 300 --threads 1
+//! mpirun -np 2 target/release/heat_mpi --rows 10 --cols 8192 --steps 3000 --threads 1
 //! ```
 //!
 //! The grid's interior rows are split into one band per rank, and each rank's
@@ -521,9 +521,9 @@ fn compare(a: &[f64], b: &[f64], cols: usize) -> Option<(usize, usize, usize, f6
 
 // ---- arguments ----------------------------------------------------------------
 
-const USAGE: &str = "usage: heat_mpi [--size N | --rows R --cols C] [--steps S] [--threads T] [--reps K]\n\
+const USAGE: &str = "usage: heat_mpi [--size N | --rows R --cols C] [--steps S] [--threads T] [--reps K] [--poll spin|yield]\n\
     \x20 (run under mpirun: -np P ranks, T worker threads per rank plus its communication thread)\n\
-    \x20 defaults: --rows 34 --cols 65535 --steps 300 --threads 1 --reps 5;\n\
+    \x20 defaults: --rows 10 --cols 8192 --steps 3000 --threads 1 --reps 5 --poll yield;\n\
     \x20 needs rows - 2 >= P * T and 3 <= cols <= 65535 (2 halo rows of bytes fit the barrier's tx count)";
 
 struct Args {
@@ -538,9 +538,9 @@ struct Args {
 /// Parses the arguments; `Err` carries what was wrong.
 fn parse_args(ranks: usize) -> Result<Args, String> {
     let mut args = Args {
-        rows: 34,
-        cols: 65535,
-        steps: 300,
+        rows: 10,
+        cols: 8192,
+        steps: 3000,
         threads: 1,
         reps: 5,
         poll: Poll::Yield,
