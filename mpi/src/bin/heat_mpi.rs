@@ -303,6 +303,9 @@ enum Poll {
     Yield,
 }
 
+/// A pending send or receive of one row.
+type RowRequest<'a, 'b> = Request<'a, [f64], &'b LocalScope<'a>>;
+
 /// This rank's place among the others.
 struct Rank<'w> {
     world: &'w SimpleCommunicator,
@@ -337,7 +340,8 @@ impl Rank<'_> {
         let bytes = (slab.cols * size_of::<f64>()) as u32;
         let (top, bottom) = (1, slab.band);
         scope(|sc| {
-            let mut recvs: Vec<Option<Request<'_, [f64], &LocalScope<'_>>>> = Vec::new();
+            // Each request with the bytes it brings in (0 for a send).
+            let mut requests: Vec<Option<(RowRequest<'_, '_>, u32)>> = Vec::with_capacity(4);
             for (peer, halo) in [(self.up, 0), (self.down, bottom + 1)] {
                 if let Some(peer) = peer {
                     // SAFETY: the caller's guarantee on the halo rows.
@@ -346,26 +350,28 @@ impl Rank<'_> {
                         .world
                         .process_at_rank(peer)
                         .immediate_receive_into(sc, buf);
-                    recvs.push(Some(request));
+                    requests.push(Some((request, bytes)));
                 }
             }
             before_send();
-            let mut sends = Vec::with_capacity(2);
             for (peer, edge) in [(self.up, top), (self.down, bottom)] {
                 if let Some(peer) = peer {
                     // SAFETY: the caller's guarantee on the edge rows.
                     let buf = unsafe { slab.row(g, edge) };
-                    sends.push(self.world.process_at_rank(peer).immediate_send(sc, buf));
+                    let request = self.world.process_at_rank(peer).immediate_send(sc, buf);
+                    requests.push(Some((request, 0)));
                 }
             }
             // Report each receive as MPI completes it, the way a copy engine
-            // reports bytes: poll them all rather than wait in order.
-            while recvs.iter().any(Option::is_some) {
-                for slot in &mut recvs {
-                    if let Some(request) = slot.take() {
+            // reports bytes: poll them all rather than wait in order (and
+            // without `MPI_Wait`, which spins on the core).
+            while requests.iter().any(Option::is_some) {
+                for slot in &mut requests {
+                    if let Some((request, received)) = slot.take() {
                         match request.test() {
-                            Ok(_) => on_received(bytes),
-                            Err(pending) => *slot = Some(pending),
+                            Ok(_) if received > 0 => on_received(received),
+                            Ok(_) => {}
+                            Err(pending) => *slot = Some((pending, received)),
                         }
                     }
                 }
@@ -373,9 +379,6 @@ impl Rank<'_> {
                     std::thread::yield_now();
                 }
             }
-            sends.into_iter().for_each(|s| {
-                s.wait();
-            });
         });
     }
 
