@@ -109,6 +109,15 @@ pub use launch::{launch, Block};
 pub use token::{ArrivalToken, BarrierWaitResult};
 pub use warp::WarpBarrier;
 
+/// For mbarrier's own benches (feature `bench`), not a stable API: the wait
+/// policy switch and the wait-stage counters.
+#[cfg(feature = "bench")]
+#[doc(hidden)]
+pub mod bench_hooks {
+    pub use crate::wait::policy::{set_policy, Policy};
+    pub use crate::wait::stats::{take_stats, WaitStats};
+}
+
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -3,7 +3,8 @@
 //! state and a `WarpBarrier` lane.
 //!
 //! 1. **Spin** (only while threads <= cores): re-read the word for at most
-//!    [`SPIN_NANOS`], load-only, with pause hints between loads. A phase on
+//!    [`SPIN_NANOS`] (less for a thread whose recent spins ran out: the
+//!    budget adapts per thread, `wait/policy.rs`), load-only, with pause hints between loads. A phase on
 //!    idle cores completes within a few microseconds at most, while parking
 //!    and being woken costs several. Between loads a waiter pauses a little
 //!    longer the more arrivals the phase still owes ([`PAUSES_PER_PENDING`]),
@@ -16,7 +17,8 @@
 //!    only pays while the participants are (nearly) the only runnable
 //!    threads: once one yield takes longer than [`SLOW_YIELD_NANOS`] (the
 //!    scheduler gave a whole time slice to someone else), every waiter of
-//!    the process skips this stage for the next [`YIELD_OFF_NANOS`].
+//!    the process skips this stage for a backoff of a few milliseconds that
+//!    grows while the slow yields persist (`wait/policy.rs`).
 //! 3. **Park**: set the word's `PARKED` bit and sleep in the parking lot
 //!    keyed by an address inside the word; whoever changes the word in the
 //!    way the waiter waits for calls [`wake`] with the word it replaced.
@@ -46,6 +48,12 @@ use crate::sync::{self, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+pub(crate) mod policy;
+pub(crate) mod stats;
+
+use policy::Policy;
+use stats::{Stage, Trace};
+
 /// How long a waiter spins before it yields, when every participant can
 /// have a core. Measured on 16 cores with spins of 5, 10 and 20 µs, each
 /// followed by the yield stage (benches/RESULTS.md): 10 µs catches a phase
@@ -69,9 +77,11 @@ pub(crate) const YIELD_NANOS: u64 = 200_000;
 /// 20–140 µs when parking at once; unloaded, one yield takes 1–20 µs.
 pub(crate) const SLOW_YIELD_NANOS: u64 = 200_000;
 
-/// How long yielding stays off after a slow yield. With 20 ms it was retried
-/// too often under load (0.1–1.3 ms per episode); with 1 s the retry costs
-/// one slow yield per second per waiting thread.
+/// How long yielding stays off after a slow yield under the `Classic`
+/// policy (0.1.0's, kept for the benches). With 20 ms it was retried too
+/// often under load (0.1–1.3 ms per episode); with 1 s the retry costs one
+/// slow yield per second per waiting thread, but a run that starts under
+/// load keeps parking for a second after the load is gone (issue 12).
 pub(crate) const YIELD_OFF_NANOS: u64 = 1_000_000_000;
 
 /// Extra pause hints per still-owed arrival between two loads of the word,
@@ -161,15 +171,23 @@ pub(crate) struct Waiter {
     deadline: Option<Instant>,
     /// The spin and yield stages are behind us.
     spun: bool,
+    policy: Policy,
+    trace: Trace,
 }
 
 impl Waiter {
     /// A wait for a phase of `participants` threads, until `deadline`.
     pub(crate) fn new(participants: u32, deadline: Option<Instant>) -> Waiter {
+        let mut policy = policy::current();
+        if policy == Policy::SpinOnly && deadline.is_some() {
+            policy = Policy::Adaptive; // diagnosis spins are unbounded
+        }
         Waiter {
-            may_spin: sync::MODEL || participants <= cores(),
+            may_spin: sync::MODEL || policy == Policy::SpinOnly || participants <= cores(),
             deadline,
             spun: false,
+            policy,
+            trace: Trace::new(),
         }
     }
 
@@ -190,35 +208,23 @@ impl Waiter {
         if !self.spun && self.deadline.map_or(true, |d| sync::now() < d) {
             self.spun = true;
             if self.may_spin {
-                if let Some(done) = spin(word, s, self.deadline, &check) {
+                self.trace.enter(Stage::Spin);
+                if let Some(done) = spin(word, s, self.deadline, &check, self.policy) {
+                    self.trace.end(Stage::Spin);
                     return Ok(done);
                 }
             }
-            if let Some(done) = yield_cpu(word, self.deadline, &check) {
+            self.trace.enter(Stage::Yield);
+            if let Some(done) = yield_cpu(word, self.deadline, &check, self.policy) {
+                self.trace.end(Stage::Yield);
                 return Ok(done);
             }
         }
-        park_until(word, self.deadline, check)
+        self.trace.enter(Stage::Park);
+        let end = park_until(word, self.deadline, check);
+        self.trace.end(Stage::Park);
+        end
     }
-}
-
-/// Spin iterations that take about [`SPIN_NANOS`] on this machine, measured
-/// once: the cost of a pause instruction varies tenfold across CPUs, so a
-/// fixed iteration count would be a guess. One under the model checkers.
-fn spin_iterations() -> u32 {
-    if sync::MODEL {
-        return 1;
-    }
-    static ITERATIONS: OnceLock<u32> = OnceLock::new();
-    *ITERATIONS.get_or_init(|| {
-        const PROBE: u32 = 1_000;
-        let start = Instant::now();
-        for _ in 0..PROBE {
-            sync::spin_hint();
-        }
-        let probe_nanos = (start.elapsed().as_nanos() as u64).max(1);
-        (SPIN_NANOS * u64::from(PROBE) / probe_nanos).clamp(100, 1_000_000) as u32
-    })
 }
 
 /// Cores available to this process (its affinity mask), read once.
@@ -233,19 +239,21 @@ pub(crate) fn deadline_after(d: Duration) -> Option<Instant> {
     sync::now().checked_add(d)
 }
 
-/// Stage 1: load-only spinning, for about [`SPIN_NANOS`].
+/// Stage 1: load-only spinning, for at most [`SPIN_NANOS`]: this thread's
+/// adaptive budget (`wait/policy.rs`).
 fn spin<W: Word, T>(
     word: &W,
     mut s: W::Snapshot,
     deadline: Option<Instant>,
     check: &impl Fn(W::Snapshot) -> Option<T>,
+    policy: Policy,
 ) -> Option<T> {
     if !sync::MODEL && deadline.is_some_and(|d| d < sync::now() + Duration::from_nanos(SPIN_NANOS))
     {
         return None; // a short timed wait goes straight to the deadline-aware park
     }
-    let budget = spin_iterations();
-    let mut spent = 0;
+    let budget = policy::spin_budget(policy);
+    let mut spent = 0u32;
     while spent < budget {
         // (Under a model checker a pause is a yield: no extra ones.)
         let extra = if sync::MODEL {
@@ -256,29 +264,33 @@ fn spin<W: Word, T>(
         for _ in 0..=extra {
             sync::spin_hint();
         }
-        spent += 1 + extra;
+        spent = spent.saturating_add(1 + extra);
         // Acquire: a word that `check` accepts ends the wait, and the
         // caller reads what the waker published (state.rs, point 4).
         s = word.load(Ordering::Acquire);
         if let Some(done) = check(s) {
+            policy::spin_ended(policy, budget, true);
             return Some(done);
         }
     }
+    policy::spin_ended(policy, budget, false);
     None
 }
 
-/// Stage 2: yield the core for about [`YIELD_NANOS`],
-/// unless a recent yield showed that other work competes for the cores.
+/// Stage 2: yield the core for about [`YIELD_NANOS`], unless a recent
+/// yield showed that other work competes for the cores (`wait/policy.rs`).
 fn yield_cpu<W: Word, T>(
     word: &W,
     deadline: Option<Instant>,
     check: &impl Fn(W::Snapshot) -> Option<T>,
+    policy: Policy,
 ) -> Option<T> {
-    let mut budget = YieldBudget::start(deadline)?;
+    let mut budget = YieldBudget::start(deadline, policy)?;
     loop {
         sync::yield_now();
         // Acquire: as in `spin`.
         if let Some(done) = check(word.load(Ordering::Acquire)) {
+            budget.end();
             return Some(done);
         }
         if budget.spent() {
@@ -288,59 +300,53 @@ fn yield_cpu<W: Word, T>(
 }
 
 /// When the yield stage ends: after [`YIELD_NANOS`] (or the deadline), or
-/// after one slow yield, which also turns yielding off process-wide for
-/// [`YIELD_OFF_NANOS`]. Under the model checkers: after one yield.
+/// after one slow yield, which also turns yielding off for a while. Under
+/// the model checkers: after one yield.
 struct YieldBudget {
+    policy: Policy,
     before: Instant,
     until: Instant,
 }
 
-/// Yielding is off until this many nanoseconds after `epoch()`.
-static YIELD_OFF_UNTIL: sync::HintU64 = sync::HintU64::new(0);
-
-fn epoch() -> Instant {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
-}
-
-fn since_epoch(t: Instant) -> u64 {
-    t.saturating_duration_since(epoch()).as_nanos() as u64
-}
-
 impl YieldBudget {
     /// `None` if yielding is off.
-    fn start(deadline: Option<Instant>) -> Option<YieldBudget> {
+    fn start(deadline: Option<Instant>, policy: Policy) -> Option<YieldBudget> {
         let before = sync::now();
-        if sync::MODEL {
-            return Some(YieldBudget {
-                before,
-                until: before,
-            });
-        }
-        // Relaxed: a hint; a stale value costs one yield too many or too few.
-        if since_epoch(before) < YIELD_OFF_UNTIL.load(Ordering::Relaxed) {
+        if !policy::may_yield(policy, before) {
             return None;
         }
         let until = before + Duration::from_nanos(YIELD_NANOS);
         Some(YieldBudget {
+            policy,
             before,
             until: deadline.map_or(until, |d| d.min(until)),
         })
     }
 
-    /// Called after each yield: whether the stage is over.
+    /// Called after each unsuccessful yield: whether the stage is over.
     fn spent(&mut self) -> bool {
         if sync::MODEL {
             return true;
         }
         let after = sync::now();
         if after.saturating_duration_since(self.before) > Duration::from_nanos(SLOW_YIELD_NANOS) {
-            // Relaxed: a hint, as above.
-            YIELD_OFF_UNTIL.store(since_epoch(after) + YIELD_OFF_NANOS, Ordering::Relaxed);
+            Trace::slow_yield();
+            policy::slow_yield(self.policy, after);
             return true;
         }
         self.before = after;
-        after >= self.until
+        if after >= self.until {
+            self.end();
+            return true;
+        }
+        false
+    }
+
+    /// The stage ended without a slow yield.
+    fn end(&self) {
+        if !sync::MODEL {
+            policy::fast_yield_stage(self.policy);
+        }
     }
 }
 
