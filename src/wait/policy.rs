@@ -208,6 +208,24 @@ mod tests {
     }
 
     #[test]
+    fn a_slow_yield_turns_yielding_off_for_the_backoff_only() {
+        let now = Instant::now();
+        fast_yield_stage(Policy::Adaptive);
+        assert!(may_yield(Policy::Adaptive, now));
+        slow_yield(Policy::Adaptive, now);
+        let ms = std::time::Duration::from_millis;
+        assert!(!may_yield(Policy::Adaptive, now + ms(1)));
+        // The first backoff is 4 ms: a short run gets yielding back then,
+        // where 0.1.0's switch kept it off for a second.
+        assert!(may_yield(Policy::Adaptive, now + ms(5)));
+        slow_yield(Policy::Classic, now);
+        assert!(!may_yield(Policy::Classic, now + ms(500)));
+        assert!(may_yield(Policy::Classic, now + ms(1001)));
+        fast_yield_stage(Policy::Adaptive);
+        YIELD_OFF_UNTIL.store(0, Ordering::Relaxed);
+    }
+
+    #[test]
     fn spin_budget_halves_on_failure_and_doubles_back_on_success() {
         let full = full_spin();
         let policy = Policy::Adaptive;
