@@ -163,6 +163,9 @@ run_models() {
                 log "  $m.rs::$t timed out after ${TIMEOUT}s"
             elif [ "$rc" != 0 ]; then
                 CAUGHT="$m.rs::$t" SECS="$secs"
+                # What the model said, for the log (stderr), not the table.
+                grep -E 'panicked at|Causality|deadlock|assertion|left:|right:' "$SCRATCH/test.log" |
+                    head -6 | sed 's/^/mutants:     /' >&2 || true
                 return
             fi
         done

@@ -343,7 +343,7 @@ fn replay(t: &Trace, errors: &mut Vec<String>) -> (usize, usize) {
             hw_phase += 1;
         }
         assert!(
-            obs.par0 == (hw_phase % 2 == 1) && obs.par1 == !obs.par0,
+            obs.par0 == (hw_phase % 2 == 1) && obs.par1 != obs.par0,
             "trace {} op {i}: the hardware's parity answers are not one phase step",
             t.id
         );
