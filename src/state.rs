@@ -45,7 +45,7 @@
 //!
 //! | transition | from | to | ordering |
 //! |---|---|---|---|
-//! | [`State::record`] | running | running (counted), the next phase (completed, no completion function), or completing | `Release`; `AcqRel` when it completes |
+//! | [`State::record`] | running | running (counted), the next phase (completed, no completion function), or completing | `Release`; `AcqRel` when it starts the next phase; `Acquire` into completing |
 //! | [`State::finish_completion`] | completing | the next phase, or poisoned | `Release` |
 //! | [`State::poison`] | running or completing | poisoned, or completing-then-poisoned | `Relaxed` |
 //! | [`State::mark_parked`] | any | the same with `PARKED` | `Relaxed` |
@@ -58,17 +58,18 @@
 //!
 //! 1. An arrival (or `expect_tx` / `complete_tx`) is a `Release` RMW: the
 //!    thread's earlier writes travel with it.
-//! 2. The operation that completes the phase is an `AcqRel` RMW. Reading the
-//!    value the previous RMW wrote puts it at the end of the release sequence
-//!    of every earlier arrival of the phase, so the completer sees all their
-//!    writes before it runs the completion function.
+//! 2. The operation that completes the phase is an `Acquire` RMW (`AcqRel`
+//!    when it also starts the next phase, for 3). Reading the value the
+//!    previous RMW wrote puts it at the end of the release sequence of every
+//!    earlier arrival of the phase, so the completer sees all their writes
+//!    before it runs the completion function.
 //! 3. The completer starts the next phase with a `Release` RMW (in the same RMW
 //!    as 2 when there is no completion function).
 //! 4. Every wait and `try_wait*` reads the word with `Acquire`. Reading the new
 //!    phase (or anything later in the modification order, which is all RMWs)
 //!    synchronizes with 3, hence with the completion function and, through 2,
 //!    with every arrival of the phase.
-//! 5. Setting `PARKED`, and poisoning, publish nothing: `Relaxed`. The
+//! 5. Setting `PARKED`, poisoning and `is_poisoned` publish nothing: `Relaxed`. The
 //!    park/unpark handshake itself is ordered by the parking lot's bucket lock
 //!    (see [`crate::wait`]).
 
@@ -342,9 +343,12 @@ impl State {
                 self.cas(s, next.next_phase(), Ordering::AcqRel)
                     .map(|()| Recorded::Completed(s))
             } else {
-                // AcqRel: Acquire so the completion function sees every
-                // arrival's writes (point 2); Release for our own arrival.
-                self.cas(s, next.completing(), Ordering::AcqRel)
+                // Acquire: the completion function sees every arrival's
+                // writes (point 2). No Release: nobody learns anything from
+                // the completing word; our own earlier writes are published
+                // by `finish_completion`'s Release, and this RMW continues the
+                // release sequences of the arrivals before it either way.
+                self.cas(s, next.completing(), Ordering::Acquire)
                     .map(|()| Recorded::Completing(s))
             };
             match result {

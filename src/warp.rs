@@ -167,9 +167,9 @@ impl WarpBarrier {
     /// reached its matching `sync(_, mask)`. `__syncwarp(mask)`.
     ///
     /// Everything the mask's lanes wrote before their `sync` is visible to
-    /// this lane after it returns. A mask naming only `lane` returns at once
-    /// and does not count: lanes are matched by how many times each has
-    /// synced with a mask naming other lanes too.
+    /// this lane after it returns. A mask naming only `lane` returns at once;
+    /// like every `sync`, it counts, so the lane stays in step with lanes that
+    /// sync once per round with other masks (CUDA's rule).
     ///
     /// # Panics
     ///
@@ -191,9 +191,9 @@ impl WarpBarrier {
     #[track_caller]
     pub fn sync(&self, lane: usize, mask: u64) {
         self.check(lane, mask);
+        // A lone sync counts too (then `wait` has nothing to wait for):
+        // lanes are matched by how often each has synced (module docs).
         let others = mask & !(1 << lane);
-        // A lane alone in its mask still counts its sync (and returns at once
-        // below): its partners of a later sync count the same rounds.
         let me = &self.lanes[lane];
         // Release: this lane's writes travel with the raise (module docs).
         let old = me.synced.fetch_add(1, Ordering::Release);

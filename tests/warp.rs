@@ -1,11 +1,13 @@
 //! `WarpBarrier`: `__syncwarp(mask)` with full, disjoint and single-lane
-//! masks, visibility of writes, and misuse panics.
+//! masks, random partitions with one-lane parts, visibility of writes, and
+//! misuse panics.
 
 mod common;
 
 use common::{panic_of as panic_message, watchdog};
 use mbarrier::WarpBarrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 /// Every lane of `mask` writes its slot, syncs, checks every slot of the
 /// mask, and syncs again before the next round overwrites it.
@@ -140,7 +142,7 @@ fn pair_masks_then_the_full_mask() {
 }
 
 #[test]
-fn a_single_lane_mask_returns_at_once() {
+fn a_single_lane_mask_returns_at_once_and_counts() {
     let warp = WarpBarrier::new(4);
     watchdog(
         10,
@@ -152,13 +154,157 @@ fn a_single_lane_mask_returns_at_once() {
             }
         },
     );
-    // A lone sync counts, as every sync does (SPEC §3's rule pairs syncs by count).
+    // A lone sync counts like any other (see the regression test below).
     assert_eq!(
         format!("{warp:?}"),
         "WarpBarrier { synced: [0, 0, 1000, 0] }"
     );
     let one = WarpBarrier::new(1);
     one.sync(0, one.full_mask());
+    assert_eq!(format!("{one:?}"), "WarpBarrier { synced: [1] }");
+}
+
+/// Regression (issue 10): a lone sync did not count (commit 00697cc), so in
+/// this legal program (every lane syncs once per round: {0} {1,2}, then
+/// {0,1} {2}) lane 0 reached its {0,1} sync one count behind lane 1, took
+/// lane 1's {1,2} sync for it and returned about 200 ms early; lane 1 then
+/// waited for ever. The sleep only makes that interleaving likely; what
+/// decides is the data check and the watchdog.
+#[test]
+fn a_lone_sync_counts_so_a_legal_three_lane_program_does_not_hang() {
+    let warp = WarpBarrier::new(3);
+    let slots: Vec<AtomicU64> = (0..3).map(|_| AtomicU64::new(0)).collect();
+    watchdog(
+        10,
+        || format!("{warp:?}"),
+        || {
+            std::thread::scope(|s| {
+                let (warp, slots) = (&warp, &slots);
+                s.spawn(move || {
+                    warp.sync(0, 0b001);
+                    // Relaxed on purpose: only the warp barrier orders these.
+                    slots[0].store(10, Ordering::Relaxed);
+                    warp.sync(0, 0b011);
+                    assert_eq!(slots[1].load(Ordering::Relaxed), 11, "lane 0 after {{0,1}}");
+                });
+                s.spawn(move || {
+                    slots[1].store(1, Ordering::Relaxed);
+                    warp.sync(1, 0b110);
+                    assert_eq!(slots[2].load(Ordering::Relaxed), 2, "lane 1 after {{1,2}}");
+                    std::thread::sleep(Duration::from_millis(200));
+                    slots[1].store(11, Ordering::Relaxed);
+                    warp.sync(1, 0b011);
+                    assert_eq!(slots[0].load(Ordering::Relaxed), 10, "lane 1 after {{0,1}}");
+                });
+                s.spawn(move || {
+                    slots[2].store(2, Ordering::Relaxed);
+                    warp.sync(2, 0b110);
+                    assert_eq!(slots[1].load(Ordering::Relaxed), 1, "lane 2 after {{1,2}}");
+                    warp.sync(2, 0b100);
+                });
+            });
+        },
+    );
+    assert_eq!(format!("{warp:?}"), "WarpBarrier { synced: [2, 2, 2] }");
+}
+
+/// A small deterministic generator (xorshift64*), so that every lane
+/// computes the same partitions without sharing anything.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) % n
+    }
+}
+
+/// For each round, the mask of the part of each lane: a random partition of
+/// `lanes` lanes (shuffled, then cut into parts of 1 lane with probability
+/// 1/3, else of a random size), so one-lane parts are frequent.
+fn random_partitions(lanes: usize, rounds: usize, seed: u64) -> Vec<Vec<u64>> {
+    let mut rng = Rng(seed);
+    (0..rounds)
+        .map(|_| {
+            let mut order: Vec<usize> = (0..lanes).collect();
+            for i in (1..lanes).rev() {
+                order.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            let mut part_of = vec![0u64; lanes];
+            let mut rest = &order[..];
+            while !rest.is_empty() {
+                let size = if rng.below(3) == 0 {
+                    1
+                } else {
+                    1 + rng.below(rest.len() as u64) as usize
+                };
+                let (part, tail) = rest.split_at(size);
+                let mask = part.iter().fold(0, |m, &l| m | 1 << l);
+                for &lane in part {
+                    part_of[lane] = mask;
+                }
+                rest = tail;
+            }
+            part_of
+        })
+        .collect()
+}
+
+/// Every round, each lane is in exactly one part of a random partition and
+/// runs `exchange` with its part's mask (two syncs: write, sync, check the
+/// part's slots, sync). Every lane syncs equally often, so CUDA's rule holds
+/// for every mask, one-lane parts included.
+fn random_partitions_exchange(lanes: usize, rounds: usize, seed: u64) {
+    let parts = random_partitions(lanes, rounds, seed);
+    let singletons = parts
+        .iter()
+        .flatten()
+        .filter(|m| m.count_ones() == 1)
+        .count();
+    let shared = parts
+        .iter()
+        .flatten()
+        .filter(|m| m.count_ones() > 1)
+        .count();
+    // The generator must really produce both kinds of parts.
+    assert!(
+        singletons >= rounds && shared >= rounds,
+        "seed {seed:#x}: {singletons} one-lane and {shared} shared lane-rounds"
+    );
+    let warp = WarpBarrier::new(lanes);
+    let slots: Vec<AtomicU64> = (0..lanes).map(|_| AtomicU64::new(u64::MAX)).collect();
+    watchdog(
+        60,
+        || format!("seed {seed:#x}: {warp:?}"),
+        || {
+            std::thread::scope(|s| {
+                for lane in 0..lanes {
+                    let (warp, slots, parts) = (&warp, &slots, &parts);
+                    s.spawn(move || {
+                        for (round, part_of) in parts.iter().enumerate() {
+                            exchange(warp, slots, lane, part_of[lane], round as u64);
+                        }
+                    });
+                }
+            });
+        },
+    );
+    assert_eq!(
+        format!("{warp:?}"),
+        format!("WarpBarrier {{ synced: {:?} }}", vec![2 * rounds; lanes])
+    );
+}
+
+#[test]
+fn random_partitions_of_eight_lanes_with_one_lane_parts() {
+    random_partitions_exchange(8, 5_000, 0x9e37_79b9_7f4a_7c15);
+}
+
+#[test]
+fn random_partitions_of_sixty_four_lanes_with_one_lane_parts() {
+    random_partitions_exchange(64, 500, 0xd1b5_4a32_d192_ed03);
 }
 
 #[test]

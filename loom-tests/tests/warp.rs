@@ -5,7 +5,7 @@
 //! of its mask, so a third lane multiplies the schedules beyond the budget.
 
 mod common;
-use common::{model, Slots};
+use common::{model, model_bounded, Slots};
 use loom::{sync::Arc, thread};
 use mbarrier::WarpBarrier;
 
@@ -57,5 +57,46 @@ fn subset_mask_does_not_wait_for_lanes_outside_it() {
             format!("{:?}", shared.0),
             "WarpBarrier { synced: [2, 2, 0] }"
         );
+    });
+}
+
+/// Issue 10's program, cut to what the bug needs: a one-lane part counts.
+/// Lane 0 syncs alone, then with lane 1; lane 1 first syncs with lane 2
+/// (whose second, lone sync is left out: a lane may stop syncing). Every
+/// pair has synced equally often before, so CUDA's rule holds. If a lone
+/// sync did not count, lane 0 would take lane 1's {1,2} sync for the {0,1}
+/// one and read lane 1's slot unordered (loom reports the race), and lane 1
+/// would then wait for ever (loom reports the deadlock).
+///
+/// Three lanes that park: 3.9 million executions (230 s) at the suite's
+/// bound of 3, so the bound is capped at 2 (20 s). The bad interleaving
+/// needs no preemption at all (lanes 1 and 2 run first), and bound 2 still
+/// covers every wake-up race of one park.
+#[test]
+fn one_lane_part_counts_and_keeps_the_lanes_in_step() {
+    model_bounded(2, || {
+        let shared = Arc::new((WarpBarrier::new(3), Slots::new(2)));
+        let lane1 = {
+            let shared = shared.clone();
+            thread::spawn(move || {
+                let (warp, slots) = &*shared;
+                warp.sync(1, 0b110);
+                slots.set(1, 11);
+                warp.sync(1, 0b011);
+                assert_eq!(slots.get(0), 10);
+            })
+        };
+        let lane2 = {
+            let shared = shared.clone();
+            thread::spawn(move || shared.0.sync(2, 0b110))
+        };
+        let (warp, slots) = &*shared;
+        warp.sync(0, 0b001);
+        slots.set(0, 10);
+        warp.sync(0, 0b011);
+        assert_eq!(slots.get(1), 11);
+        lane1.join().unwrap();
+        lane2.join().unwrap();
+        assert_eq!(format!("{warp:?}"), "WarpBarrier { synced: [2, 2, 1] }");
     });
 }

@@ -10,10 +10,16 @@ use std::sync::Once;
 /// `cargo test` in this crate finishes instead of exploring without bound.
 /// Prints how many executions loom explored (see with `--nocapture`).
 pub fn model<F: Fn() + Sync + Send + 'static>(f: F) {
+    model_bounded(usize::MAX, f)
+}
+
+/// [`model`] with the preemption bound capped at `max`: for a model whose
+/// schedules grow past the budget at the suite's bound (each capped model
+/// says why its cap still reaches the interleaving it is about).
+pub fn model_bounded<F: Fn() + Sync + Send + 'static>(max: usize, f: F) {
     let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(2);
-    }
+    let bound = builder.preemption_bound.unwrap_or(2).min(max);
+    builder.preemption_bound = Some(bound);
     let executions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = executions.clone();
     builder.check(move || {
