@@ -113,8 +113,25 @@ impl Entry {
     }
 }
 
-/// Every kind, in table order. Adding a kind is one line here (and, for a
-/// barrier whose handles borrow it, a `Pool::custom` constructor).
+/// Every kind, in table order. Adding a kind is one line here, plus a
+/// constructor for a barrier whose per-thread handles borrow it, e.g.
+///
+/// ```text
+/// Entry::ours("team", "Team", team_pool),
+///
+/// fn team_pool(n: usize) -> Pool {
+///     Pool::custom(n, |runners| {
+///         let team = Arc::new(mbarrier::Team::new(n));
+///         runners.into_iter().map(|r| {
+///             let team = team.clone();
+///             std::thread::spawn(move || {
+///                 let seat = team.seat(r.rank());
+///                 r.serve(|| { seat.arrive_and_wait(); })
+///             })
+///         }).collect()
+///     })
+/// }
+/// ```
 const KINDS: &[Entry] = &[
     Entry::ours("mbarrier", "mbarrier", Pool::new::<Mb>),
     #[cfg(feature = "bench")]
@@ -1302,8 +1319,9 @@ fn episode_targets(o: &Opts, res: &Results, t: &mut Vec<String>, p: &mut Vec<Str
                     .map_or(f64::NAN, |m| quantile(&m.ns, 1.0) / quantile(&m.ns, 0.0))
             };
             p.push(format!(
-                "{n} threads beside {}: no slower than the best of hurdles and std: {} ({}; spread over rounds: mbarrier {}, hurdles {}, std {})",
-                describe_load(o),
+                "{n} threads beside {} foreign {}: no slower than the best of hurdles and std: {} ({}; spread over rounds: mbarrier {}, hurdles {}, std {})",
+                o.hogs,
+                if o.hog_procs { "processes" } else { "threads" },
                 verdict(mb, best, false),
                 pair("mbarrier", mb, "best of them", best),
                 fmt_ratio(spread("mbarrier")),
