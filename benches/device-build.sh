@@ -43,7 +43,8 @@ nice g++ -O2 -std=c++20 -pthread -fopenmp -static "$anchors" -o device/anchors 2
     }
 
 for b in device/bench_table device/anchors; do
-    if ldd "$b" >/dev/null 2>&1; then
+    # ldd says "not a dynamic executable" (static) or "statically linked" (static-pie).
+    if ! { ldd "$b" 2>&1 || true; } | grep -Eq 'not a dynamic executable|statically linked'; then
         echo "device-build: $b is dynamically linked" >&2
         exit 1
     fi

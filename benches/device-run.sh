@@ -176,7 +176,7 @@ header() { # header FILE TITLE TEXT
     echo "- kernel: $(uname -srm)"
     echo "- loadavg: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "- settings: $( ((QUICK)) && echo quick || echo full), deadline ${DEADLINE} s"
-    echo "- bench_table kinds: ${KINDS}; --stats: $( ((${#STATS[@]})) && echo yes || echo no)"
+    echo "- bench_table kinds:${KINDS% }; --stats: $( ((${#STATS[@]})) && echo yes || echo no)"
     echo
     echo '```text'
     cat device/BUILT_FROM 2>/dev/null || echo "(no device/BUILT_FROM)"

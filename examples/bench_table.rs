@@ -34,7 +34,7 @@
 //! (the order rotates each round); a measurement spawns its threads (not
 //! timed), warms up for a fifth of its budget, then runs episodes for the
 //! budget (`--budget-ms`) or a fixed number of them (`--episodes`). CPU time
-//! is all participants' on-CPU time from `/proc/thread-self/schedstat`.
+//! is all participants' on-CPU time (`CLOCK_THREAD_CPUTIME_ID`).
 //! `--fresh N` runs each measurement in N new processes of this binary
 //! (a hidden `--child` mode) instead, one measurement per process. The binary
 //! needs no cargo: build it statically and copy it to another Linux machine
@@ -1125,7 +1125,7 @@ fn episode_tables(r: &mut Report<'_>, res: &Results) {
             .collect();
         if cpu {
             r.line("\n## CPU time per episode: medians over the rounds\n");
-            r.line("All participants' on-CPU time (user + system, `/proc/thread-self/schedstat`) per episode.\n");
+            r.line("All participants' on-CPU time (user + system, `CLOCK_THREAD_CPUTIME_ID`) per episode.\n");
         } else {
             r.line("\n## Episode latency: medians over the rounds\n");
             r.line("Wall time per episode (every participant calls arrive-and-wait in a loop; one episode = every participant passing once). Ratios of medians; \"best peer\" is the fastest of the peers measured in the row.\n");
