@@ -197,7 +197,8 @@ for t in $A_T; do
         anchor a-latency "$t" $peer
     done
 done
-step a-latency md 60 $BT --threads "$(echo "$A_T" | awk '{print $1 "," $NF}')" --sections fuzzy --rounds $FUZZY_ROUNDS --budget-ms $BUDGET
+read -ra TS <<<"$A_T"
+step a-latency md 60 $BT --threads "${TS[0]},${TS[-1]}" --sections fuzzy --rounds $FUZZY_ROUNDS --budget-ms $BUDGET
 step a-latency md 60 $BT --sections wake,pipeline,single --rounds $FUZZY_ROUNDS --budget-ms $BUDGET
 anchor_table a-latency
 

@@ -1155,45 +1155,50 @@ fn episode_tables(r: &mut Report<'_>, res: &Results) {
         o.rounds
     ));
     r.line("Wall and CPU time per episode; spread = max / min.\n");
-    let (p, pa) = if tenths {
-        (" p10 | median | p90 |", "---:|---:|---:|")
-    } else {
-        (" median |", "---:|")
+    let cols = |prefix: &str| {
+        let names: &[&str] = if tenths {
+            &["min", "p10", "median", "p90", "max"]
+        } else {
+            &["min", "median", "max"]
+        };
+        names
+            .iter()
+            .map(|c| format!(" {prefix}{c} |"))
+            .collect::<String>()
     };
+    let aligns = "---:|".repeat(if tenths { 5 } else { 3 });
     r.line(format!(
-        "| threads | kind | min |{p} max | spread | CPU min | CPU median | CPU max | rounds cut by the cap |"
+        "| threads | kind |{} spread |{} rounds cut by the cap |",
+        cols(""),
+        cols("CPU ")
     ));
-    r.line(format!("|---:|---|---:|{pa}---:|---:|---:|---:|---:|---:|"));
+    r.line(format!("|---:|---|{aligns}---:|{aligns}---:|"));
+    let cells = |v: &[f64]| {
+        let qs: &[f64] = if tenths {
+            &[0.0, 0.1, 0.5, 0.9, 1.0]
+        } else {
+            &[0.0, 0.5, 1.0]
+        };
+        qs.iter()
+            .map(|&q| format!(" {} |", fmt_time(quantile(v, q))))
+            .collect::<String>()
+    };
     for &n in &o.threads {
         for (k, e) in &kinds {
             let m = &res[&(n, *k)];
             if m.ns.is_empty() {
                 r.line(format!(
-                    "| {n} | {} | - | not measured (spin barrier, oversubscribed, --quick) |",
+                    "| {n} | {} | not measured (spin barrier, oversubscribed, --quick) |",
                     e.name
                 ));
                 continue;
             }
-            let q = |v: &[f64], x| fmt_time(quantile(v, x));
-            let mid = if tenths {
-                format!(
-                    " {} | {} | {} |",
-                    q(&m.ns, 0.1),
-                    q(&m.ns, 0.5),
-                    q(&m.ns, 0.9)
-                )
-            } else {
-                format!(" {} |", q(&m.ns, 0.5))
-            };
             r.line(format!(
-                "| {n} | {} | {} |{mid} {} | {} | {} | {} | {} | {} |",
+                "| {n} | {} |{} {} |{} {} |",
                 e.name,
-                q(&m.ns, 0.0),
-                q(&m.ns, 1.0),
+                cells(&m.ns),
                 fmt_ratio(quantile(&m.ns, 1.0) / quantile(&m.ns, 0.0)),
-                q(&m.cpu, 0.0),
-                q(&m.cpu, 0.5),
-                q(&m.cpu, 1.0),
+                cells(&m.cpu),
                 m.capped
             ));
         }
