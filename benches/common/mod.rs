@@ -3,10 +3,13 @@
 //! binary): the peer barriers, a pool of persistent threads that runs barrier episodes, and
 //! the fuzzy-barrier, wake-latency, pipeline and single-thread workloads.
 //!
-//! CPU time is read from `/proc/thread-self/schedstat` (first field: the
-//! thread's on-CPU time in ns, user + system), by each worker before and after
-//! its loop: no `libc` dependency, and nanosecond resolution where
-//! `/proc/self/stat`'s utime/stime only has clock ticks (10 ms).
+//! CPU time is read with `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` (the
+//! thread's on-CPU time, user + system, in ns) by each worker before and
+//! after its loop. Not `/proc/thread-self/schedstat`, which it used before:
+//! that figure is only brought up to date at scheduler ticks and switches,
+//! so a thread that ran without a switch for a few ms read 0 (measured:
+//! 2 ms of busy work read as 66 µs). Pinning (`set_pinning`) uses
+//! `sched_setaffinity`; both go through `libc`, a dev-dependency.
 
 // Each bench binary uses a different part of this module.
 #![allow(dead_code)]
@@ -108,10 +111,13 @@ pub fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// This thread's on-CPU time in ns (`/proc/thread-self/schedstat`), if readable.
+/// This thread's on-CPU time in ns (`CLOCK_THREAD_CPUTIME_ID`), if readable.
 pub fn thread_cpu_ns() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    text.split_whitespace().next()?.parse().ok()
+    // SAFETY: timespec is plain data; zeroed is a valid value.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 /// The result of one run of a pool.
@@ -141,18 +147,74 @@ struct Shared {
     exit: AtomicBool,
     /// Every thread stops once it has completed this many episodes.
     stop_at: AtomicU64,
-    /// Whether the run is time-limited (else a fixed count).
-    timed: AtomicBool,
-    /// Set by the pool's owner once the time budget has passed; thread 0
-    /// then moves `stop_at`. A flag rather than a clock read per episode: the
-    /// clock would cost the fast barriers ~25 ns per episode, and checking it
-    /// only every k episodes overshoots by minutes when a spin barrier's
-    /// episodes collapse from ns to ms after the first few.
+    /// Set by the pool's owner once the time budget (or cap) has passed;
+    /// thread 0 then moves `stop_at` down. A flag rather than a clock read
+    /// per episode: the clock would cost the fast barriers ~25 ns per
+    /// episode, and checking it only every k episodes overshoots by minutes
+    /// when a spin barrier's episodes collapse from ns to ms after the first
+    /// few.
     time_up: AtomicBool,
+    /// Set by thread 0 when its loop has ended, so that a run of a fixed
+    /// number of episodes returns as soon as it is done (no polling).
+    finished: std::sync::Mutex<bool>,
+    finished_cv: std::sync::Condvar,
     elapsed_ns: AtomicU64,
     episodes: AtomicU64,
     cpu_ns: AtomicU64,
     cpu_ok: AtomicBool,
+}
+
+/// How long one run of a pool lasts.
+#[derive(Clone, Copy, Debug)]
+pub enum How {
+    /// Episodes for about this long (at least one).
+    For(Duration),
+    /// Exactly `count` episodes, unless that takes longer than `cap`: then
+    /// the run ends early (`Sample::episodes < count`).
+    Episodes { count: u64, cap: Duration },
+}
+
+impl How {
+    /// The warm-up before a measurement of this kind: a fifth of it.
+    pub fn warm_up(self) -> How {
+        match self {
+            How::For(d) => How::For(d / 5),
+            How::Episodes { count, cap } => How::Episodes {
+                count: (count / 5).max(1),
+                cap: cap / 5,
+            },
+        }
+    }
+
+    /// The same run with a budget (or cap) divided by `k`.
+    pub fn shorter(self, k: u32) -> How {
+        match self {
+            How::For(d) => How::For(d / k),
+            How::Episodes { count, cap } => How::Episodes {
+                count,
+                cap: cap / k,
+            },
+        }
+    }
+}
+
+/// One participant of a [`Pool`], handed to the thread that runs it.
+pub struct Runner {
+    rank: usize,
+    shared: Arc<Shared>,
+}
+
+impl Runner {
+    /// This participant's index, `0..n`.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// Runs the pool's episodes on this thread until the pool is dropped;
+    /// `episode` is one arrive-and-wait of the barrier under test.
+    pub fn serve(self, episode: impl FnMut()) {
+        worker(self.rank, &self.shared, episode);
+    }
 }
 
 /// `n` persistent threads running episodes of barrier `K` on command, so
@@ -165,52 +227,108 @@ pub struct Pool {
 impl Pool {
     /// Spawns `n` threads sharing a fresh `K::new(n)`.
     pub fn new<K: Kind>(n: usize) -> Pool {
-        let kind = Arc::new(K::new(n));
+        Pool::custom(n, |runners| {
+            let kind = Arc::new(K::new(n));
+            kind.locals(n)
+                .into_iter()
+                .zip(runners)
+                .map(|(mut local, runner)| {
+                    let kind = kind.clone();
+                    std::thread::spawn(move || runner.serve(|| kind.wait(&mut local)))
+                })
+                .collect()
+        })
+    }
+
+    /// A pool whose participants `start` sets up: it gets one [`Runner`]
+    /// per participant, must have each one [`serve`](Runner::serve) on a
+    /// thread of its own, and returns the threads to join when the pool is
+    /// dropped. For barriers whose per-thread handles borrow the barrier
+    /// (seats) or that make their own threads (`launch`).
+    pub fn custom(n: usize, start: impl FnOnce(Vec<Runner>) -> Vec<JoinHandle<()>>) -> Pool {
         let shared = Arc::new(Shared {
             ctl: std::sync::Barrier::new(n + 1),
             exit: AtomicBool::new(false),
             stop_at: AtomicU64::new(u64::MAX),
-            timed: AtomicBool::new(false),
             time_up: AtomicBool::new(false),
+            finished: std::sync::Mutex::new(false),
+            finished_cv: std::sync::Condvar::new(),
             elapsed_ns: AtomicU64::new(0),
             episodes: AtomicU64::new(0),
             cpu_ns: AtomicU64::new(0),
             cpu_ok: AtomicBool::new(true),
         });
-        let handles = kind
-            .locals(n)
-            .into_iter()
-            .enumerate()
-            .map(|(i, local)| {
-                let (kind, shared) = (kind.clone(), shared.clone());
-                std::thread::spawn(move || worker(i, &*kind, local, &shared))
+        let runners = (0..n)
+            .map(|rank| Runner {
+                rank,
+                shared: shared.clone(),
             })
             .collect();
+        let handles = start(runners);
         Pool { shared, handles }
+    }
+
+    /// `mbarrier::launch(n, ..)`, each thread of the block syncing with
+    /// `Block::sync` (`__syncthreads()`).
+    pub fn launched(n: usize) -> Pool {
+        Pool::custom(n, |runners| {
+            let slots: Vec<std::sync::Mutex<Option<Runner>>> = runners
+                .into_iter()
+                .map(|r| std::sync::Mutex::new(Some(r)))
+                .collect();
+            vec![std::thread::spawn(move || {
+                mbarrier::launch(n, |block| {
+                    let runner = slots[block.thread_rank()]
+                        .lock()
+                        .unwrap()
+                        .take()
+                        .expect("one runner per rank");
+                    runner.serve(|| block.sync());
+                });
+            })]
+        })
     }
 
     /// Runs exactly `episodes` episodes.
     pub fn run_episodes(&self, episodes: u64) -> Sample {
-        self.run(episodes.max(1), None)
+        self.run_until(episodes.max(1), None)
     }
 
     /// Runs episodes for about `budget` (at least one; a barrier whose
     /// episodes take longer than the budget runs one or two).
     pub fn run_for(&self, budget: Duration) -> Sample {
-        self.run(u64::MAX, Some(budget))
+        self.run_until(u64::MAX, Some(budget))
     }
 
-    fn run(&self, stop_at: u64, budget: Option<Duration>) -> Sample {
+    /// Runs as `how` says.
+    pub fn run(&self, how: How) -> Sample {
+        match how {
+            How::For(budget) => self.run_for(budget),
+            How::Episodes { count, cap } => self.run_until(count.max(1), Some(cap)),
+        }
+    }
+
+    fn run_until(&self, stop_at: u64, budget: Option<Duration>) -> Sample {
         let sh = &*self.shared;
         sh.stop_at.store(stop_at, Ordering::Relaxed);
-        sh.timed.store(budget.is_some(), Ordering::Relaxed);
         sh.time_up.store(false, Ordering::Relaxed);
         sh.cpu_ns.store(0, Ordering::Relaxed);
+        *sh.finished.lock().unwrap() = false;
         sh.ctl.wait(); // start (the std barrier orders the stores above)
-        if let Some(budget) = budget {
-            std::thread::sleep(budget);
+        let finished = sh.finished.lock().unwrap();
+        let finished = match budget {
+            Some(budget) => {
+                sh.finished_cv
+                    .wait_timeout_while(finished, budget, |f| !*f)
+                    .unwrap()
+                    .0
+            }
+            None => sh.finished_cv.wait_while(finished, |f| !*f).unwrap(),
+        };
+        if !*finished {
             sh.time_up.store(true, Ordering::Relaxed);
         }
+        drop(finished);
         sh.ctl.wait(); // end
         Sample {
             episodes: sh.episodes.load(Ordering::Relaxed),
@@ -233,24 +351,31 @@ impl Drop for Pool {
     }
 }
 
-fn worker<K: Kind>(i: usize, kind: &K, mut local: K::Local, sh: &Shared) {
+fn worker(i: usize, sh: &Shared, mut episode: impl FnMut()) {
+    if pinning() {
+        pin_to_allowed(i);
+    }
     loop {
         sh.ctl.wait();
         if sh.exit.load(Ordering::Relaxed) {
             return;
         }
-        let mut timed = i == 0 && sh.timed.load(Ordering::Relaxed);
+        let mut timed = i == 0;
         let cpu0 = thread_cpu_ns();
         let t0 = Instant::now();
         let mut done = 0u64;
         loop {
-            kind.wait(&mut local);
+            episode();
             done += 1;
             if timed && sh.time_up.load(Ordering::Relaxed) {
                 // Every other thread has completed `done - 1` or `done`
                 // episodes, and reads this after episode `done + 1`, which
                 // our next arrival (ordered after this store) completes.
-                sh.stop_at.store(done + 1, Ordering::Release);
+                // Only thread 0 writes `stop_at` during a run: it only
+                // ever moves it down, so nobody has already passed it.
+                if done + 1 < sh.stop_at.load(Ordering::Relaxed) {
+                    sh.stop_at.store(done + 1, Ordering::Release);
+                }
                 timed = false;
             }
             if done == sh.stop_at.load(Ordering::Acquire) {
@@ -268,8 +393,81 @@ fn worker<K: Kind>(i: usize, kind: &K, mut local: K::Local, sh: &Shared) {
             }
             _ => sh.cpu_ok.store(false, Ordering::Relaxed),
         }
+        if i == 0 {
+            *sh.finished.lock().unwrap() = true;
+            sh.finished_cv.notify_one();
+        }
         sh.ctl.wait();
     }
+}
+
+// ---- pinning ------------------------------------------------------------
+
+static PINNING: AtomicBool = AtomicBool::new(false);
+
+/// Whether pool participants pin themselves (participant i to the i-th CPU
+/// of the process's allowed set, modulo its size). Off by default.
+pub fn set_pinning(on: bool) {
+    allowed_cpus();
+    PINNING.store(on, Ordering::Relaxed);
+}
+
+/// See [`set_pinning`].
+pub fn pinning() -> bool {
+    PINNING.load(Ordering::Relaxed)
+}
+
+/// The CPUs this process may run on, read once (before any participant
+/// pins itself: a pinned thread's own set is one CPU).
+pub fn allowed_cpus() -> &'static [usize] {
+    static CPUS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    CPUS.get_or_init(current_affinity)
+}
+
+/// The calling thread's allowed CPUs, read now.
+pub fn current_affinity() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed; pid 0
+    // is the calling thread.
+    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+    assert_eq!(
+        rc,
+        0,
+        "sched_getaffinity failed: {}",
+        std::io::Error::last_os_error()
+    );
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `cpu` < CPU_SETSIZE, the set's capacity.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect()
+}
+
+/// Sets the calling thread's (or, from the main thread before any other is
+/// spawned, the process's) affinity to exactly `cpus`.
+pub fn set_affinity(cpus: &[usize]) {
+    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        assert!(cpu < libc::CPU_SETSIZE as usize, "cpu {cpu} out of range");
+        // SAFETY: `cpu` < CPU_SETSIZE, checked above.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the
+    // calling thread.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) };
+    assert_eq!(
+        rc,
+        0,
+        "sched_setaffinity({cpus:?}) failed: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// Pins the calling thread to the `i`-th allowed CPU (modulo their number).
+pub fn pin_to_allowed(i: usize) {
+    let cpus = allowed_cpus();
+    set_affinity(&[cpus[i % cpus.len()]]);
 }
 
 /// The median of `v` (sorted in place); NaN for an empty slice.

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds, here, the two static binaries that benches/device-run.sh runs on the
+# lent 16-core machine (which has no compilers), into device/ (git-ignored):
+#
+#   device/bench_table   examples/bench_table.rs, --features bench (the crate's
+#                        bench_hooks: policy switch and wait-stage counters)
+#   device/anchors       ../shared/anchors/anchors.cpp, the C++ peers
+#   device/BUILT_FROM    the commit, the features and the build date
+#
+#   bash benches/device-build.sh                 # as the device run wants it
+#   bash benches/device-build.sh --no-bench      # without --features bench
+#
+# Static: RUSTFLAGS="-C target-feature=+crt-static" with an explicit
+# --target (so that build scripts stay dynamic), and g++ -static. A first
+# build compiles every dependency again for that target (a few minutes on 2
+# cores); later ones only the crate.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+features=(--features bench)
+case "${1:-}" in
+--no-bench) features=() ;;
+"") ;;
+*)
+    echo "usage: bash benches/device-build.sh [--no-bench]" >&2
+    exit 2
+    ;;
+esac
+
+target=x86_64-unknown-linux-gnu
+mkdir -p device
+start=$SECONDS
+RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
+    --target "$target" --example bench_table "${features[@]}"
+cp "target/$target/release/examples/bench_table" device/bench_table
+
+anchors=../shared/anchors/anchors.cpp
+# The linker's warnings about dlopen in static binaries are harmless.
+nice g++ -O2 -std=c++20 -pthread -fopenmp -static "$anchors" -o device/anchors 2>device/anchors-build.log ||
+    {
+        cat device/anchors-build.log >&2
+        exit 1
+    }
+
+for b in device/bench_table device/anchors; do
+    # ldd says "not a dynamic executable" (static) or "statically linked" (static-pie).
+    if ! { ldd "$b" 2>&1 || true; } | grep -Eq 'not a dynamic executable|statically linked'; then
+        echo "device-build: $b is dynamically linked" >&2
+        exit 1
+    fi
+done
+
+{
+    echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src examples benches Cargo.toml || echo ' (with uncommitted changes)')"
+    echo "bench_table features: ${features[*]:-default}"
+    echo "anchors: $(sha256sum "$anchors" | cut -c1-16) $anchors"
+    echo "built $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n), $((SECONDS - start)) s"
+} >device/BUILT_FROM
+cat device/BUILT_FROM
+ls -l device/bench_table device/anchors
