@@ -190,7 +190,7 @@ header() { # header FILE TITLE TEXT
 # ---- (a) episode latency, threads <= cores --------------------------------------
 header a-latency "Episode latency, threads <= cores" \
     "bench_table at each T, then the C++ peers at the same T; then the fuzzy, wake, pipeline and single-thread sections."
-KA=$(pick mbarrier classic team block std hurdles dissemination)
+KA=$(pick mbarrier classic no-backoff team block std hurdles dissemination)
 for t in $A_T; do
     step a-latency md 120 $BT --threads "$t" --only "$KA" --sections episode --rounds $ROUNDS --budget-ms $BUDGET
     for peer in spin_dissemination omp_barrier std_barrier; do
@@ -204,7 +204,7 @@ anchor_table a-latency
 
 # ---- (b) oversubscribed -------------------------------------------------------------
 header b-oversubscribed "Oversubscribed: more threads than cores" ""
-KB=$(pick mbarrier classic team block std hurdles)
+KB=$(pick mbarrier classic no-backoff team block std hurdles)
 step b-oversubscribed md 120 $BT --threads "${B_T// /,}" --only "$KB" --sections episode --rounds $ROUNDS --budget-ms $BUDGET "${STATS[@]}"
 for t in $B_T; do
     for peer in omp_barrier std_barrier; do
@@ -215,7 +215,7 @@ anchor_table b-oversubscribed
 
 # ---- (c) foreign load ---------------------------------------------------------------
 header c-foreign-load "Foreign load: participants beside busy non-participants" ""
-KC=$(pick mbarrier classic team block std hurdles dissemination)
+KC=$(pick mbarrier classic no-backoff team block std hurdles dissemination)
 LOAD=(--threads $C_T --only "$KC" --sections episode --rounds $ROUNDS --budget-ms $BUDGET --hogs $HOGS)
 step c-foreign-load md 90 $BT "${LOAD[@]}" "${STATS[@]}"
 step c-foreign-load md 90 $BT "${LOAD[@]}" --hog-procs "${STATS[@]}"
@@ -226,13 +226,13 @@ for peer in spin_dissemination omp_barrier std_barrier; do
     anchor c-foreign-load $C_T $peer
 done
 hogs_stop
-step c-foreign-load md 60 $BT --cpus 2 --threads 2 --only "$(pick mbarrier classic team std hurdles)" --sections episode \
+step c-foreign-load md 60 $BT --cpus 2 --threads 2 --only "$(pick mbarrier classic no-backoff team std hurdles)" --sections episode \
     --rounds $ROUNDS --budget-ms $BUDGET --hogs 2 --hog-procs --hog-pattern 2,1 "${STATS[@]}"
 anchor_table c-foreign-load
 
 # ---- (d) pinned ---------------------------------------------------------------------
 header d-pinned "Pinned: participant i on CPU i" ""
-KD=$(pick mbarrier classic spin-only team block std hurdles dissemination)
+KD=$(pick mbarrier classic no-backoff spin-only team block std hurdles dissemination)
 step d-pinned md 90 $BT --threads $D_T --pin --only "$KD" --sections episode --rounds $ROUNDS --budget-ms $BUDGET "${STATS[@]}"
 for peer in spin_dissemination omp_barrier; do
     anchor d-pinned $D_T $peer --pin
@@ -243,16 +243,16 @@ anchor_table d-pinned
 header e-fresh "Fresh processes: the same short measurement in $FRESH new processes" \
     "Each process: one measurement of $FEP episodes after a warm-up of a fifth of that (a round longer than $CAP ms is cut and marked *)."
 FRESH_ARGS=(--fresh $FRESH --episodes $FEP --rounds 1 --cap-ms $CAP)
-KE=$(pick mbarrier classic team hurdles)
+KE=$(pick mbarrier classic no-backoff team hurdles)
 step e-fresh md 120 $BT --threads $D_T --pin --only "$KE" "${FRESH_ARGS[@]}" "${STATS[@]}"
 step e-fresh md 120 $BT --threads $D_T --only "$KE" "${FRESH_ARGS[@]}" "${STATS[@]}"
-step e-fresh md 150 $BT --threads $E_T64 --only "$(pick mbarrier classic team)" "${FRESH_ARGS[@]}" "${STATS[@]}"
+step e-fresh md 150 $BT --threads $E_T64 --only "$(pick mbarrier classic no-backoff team)" "${FRESH_ARGS[@]}" "${STATS[@]}"
 step e-fresh md 60 $BT --cpus 2 --threads 2 --only "$KE" "${FRESH_ARGS[@]}" "${STATS[@]}"
 
 # ---- (f) wait stages of the slow modes -----------------------------------------------
 header f-stats "Wait stages of the slow modes (bench_table --stats)" ""
 if ((${#STATS[@]})); then
-    KF=$(pick mbarrier classic spin-only team)
+    KF=$(pick mbarrier classic no-backoff spin-only team)
     F=(--only "$KF" --sections episode --rounds $F_ROUNDS --budget-ms $BUDGET --stats)
     step f-stats md 60 $BT --threads $C_T --hogs $HOGS --hog-procs "${F[@]}"
     step f-stats md 60 $BT --threads $C_T --hogs $HOGS --hog-procs --hog-pattern 2,1 "${F[@]}"

@@ -66,6 +66,7 @@ enum Pol {
     Default,
     Classic,
     SpinOnly,
+    NoYieldBackoff,
 }
 
 /// One row of the latency tables.
@@ -138,6 +139,9 @@ const KINDS: &[Entry] = &[
     Entry::ours("classic", "mbarrier (classic policy)", Pool::new::<Mb>).policy(Pol::Classic),
     #[cfg(feature = "bench")]
     Entry::ours("spin-only", "mbarrier (spin only)", Pool::new::<Mb>).policy(Pol::SpinOnly),
+    #[cfg(feature = "bench")]
+    Entry::ours("no-backoff", "mbarrier (no yield backoff)", Pool::new::<Mb>)
+        .policy(Pol::NoYieldBackoff),
     Entry::ours("block", "launch+Block", Pool::launched),
     Entry::peer("std", "std", Pool::new::<Std>),
     Entry::peer("hurdles", "hurdles", Pool::new::<Hurdles>),
@@ -170,6 +174,7 @@ fn set_policy(p: Pol) {
             Pol::Default => Policy::Adaptive,
             Pol::Classic => Policy::Classic,
             Pol::SpinOnly => Policy::SpinOnly,
+            Pol::NoYieldBackoff => Policy::NoYieldBackoff,
         });
     }
     #[cfg(not(feature = "bench"))]

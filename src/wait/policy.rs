@@ -55,6 +55,9 @@ pub enum Policy {
     Adaptive,
     /// Diagnosis only: spin until the wait ends (never yield or park).
     SpinOnly,
+    /// For comparison: the adaptive spin, but slow yields never turn
+    /// yielding off.
+    NoYieldBackoff,
 }
 
 #[cfg(feature = "bench")]
@@ -76,6 +79,7 @@ pub(crate) fn current() -> Policy {
         match POLICY.load(std::sync::atomic::Ordering::Relaxed) {
             0 => return Policy::Classic,
             2 => return Policy::SpinOnly,
+            3 => return Policy::NoYieldBackoff,
             _ => {}
         }
     }
@@ -116,7 +120,7 @@ pub(crate) fn spin_budget(policy: Policy) -> u32 {
         _ if sync::MODEL => 1,
         Policy::Classic => full_spin(),
         Policy::SpinOnly => u32::MAX,
-        Policy::Adaptive => SPIN_BUDGET.with(|b| match b.get() {
+        Policy::Adaptive | Policy::NoYieldBackoff => SPIN_BUDGET.with(|b| match b.get() {
             0 => full_spin(),
             budget => budget,
         }),
@@ -125,7 +129,7 @@ pub(crate) fn spin_budget(policy: Policy) -> u32 {
 
 /// Tells the hint how this thread's spin stage ended.
 pub(crate) fn spin_ended(policy: Policy, budget: u32, succeeded: bool) {
-    if sync::MODEL || policy != Policy::Adaptive {
+    if sync::MODEL || !matches!(policy, Policy::Adaptive | Policy::NoYieldBackoff) {
         return;
     }
     let next = if succeeded {
@@ -155,6 +159,7 @@ pub(crate) fn may_yield(policy: Policy, now: Instant) -> bool {
     match policy {
         _ if sync::MODEL => true,
         Policy::SpinOnly => false,
+        Policy::NoYieldBackoff => true,
         // Relaxed: a hint; a stale value costs one yield too many or too few.
         _ => since_epoch(now) >= YIELD_OFF_UNTIL.load(Ordering::Relaxed),
     }
@@ -163,6 +168,7 @@ pub(crate) fn may_yield(policy: Policy, now: Instant) -> bool {
 /// A yield took longer than `SLOW_YIELD_NANOS`: turn yielding off.
 pub(crate) fn slow_yield(policy: Policy, now: Instant) {
     let off = match policy {
+        Policy::NoYieldBackoff => return,
         Policy::Classic => YIELD_OFF_NANOS,
         _ => {
             // Relaxed (both): hints, as above; racing slow yields may double
