@@ -909,6 +909,9 @@ fn main() {
     if o.pin {
         common::set_pinning(true);
     }
+    // Counting waits costs clock readings and shared RMWs: only with --stats.
+    #[cfg(feature = "bench")]
+    mbarrier::bench_hooks::set_stats(o.stats);
     if o.list_kinds {
         for e in KINDS {
             println!("{}\t{}", e.key, e.name);

@@ -115,7 +115,7 @@ pub use warp::WarpBarrier;
 #[doc(hidden)]
 pub mod bench_hooks {
     pub use crate::wait::policy::{set_policy, Policy};
-    pub use crate::wait::stats::{take_stats, WaitStats};
+    pub use crate::wait::stats::{set_stats, take_stats, WaitStats};
 }
 
 /// The README's Rust examples, compiled and run as doctests.
