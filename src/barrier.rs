@@ -690,7 +690,7 @@ impl<F: Completion> Barrier<F> {
     #[inline]
     fn update(&self, op: Op) -> Arrival {
         let (arrivals, drops, dtx) = op.delta();
-        if arrivals == 0 && !matches!(op, Op::ExpectTx(_) | Op::CompleteTx(_)) {
+        if arrivals == 0 && op.needs_arrival() {
             panic!("mbarrier: {op}: n must be at least 1");
         }
         // Relaxed: seeds the CAS loop; the CAS itself carries the ordering.
@@ -701,6 +701,14 @@ impl<F: Completion> Barrier<F> {
                 s = self.state.load(Ordering::Relaxed);
                 continue;
             }
+            if op.quiet() && (s.poison().is_some() || s.is_retired()) {
+                // A seat's drop never panics (team.rs).
+                return Arrival {
+                    phase: s.phase(),
+                    completed: false,
+                };
+            }
+            let (arrivals, drops) = op.counts_at(s, arrivals, drops);
             let next = check(op, s, arrivals, drops, dtx);
             let completes = next.pending() == 0 && next.tx() == 0;
             let result = if !completes {
@@ -734,6 +742,43 @@ impl<F: Completion> Barrier<F> {
                         completed,
                     };
                 }
+                Err(found) => s = found,
+            }
+        }
+    }
+
+    /// The root of a `Team`'s tree (team.rs): one combined arrival of its
+    /// seats on the word (`Op::Seat` / `Op::SeatLeave`), through the same
+    /// checks, completion and wake-up as every other arrival. Returns the
+    /// token of the phase it belongs to and whether it completed it.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn arrive_combined(&self, op: Op) -> (ArrivalToken, bool) {
+        debug_assert!(matches!(op, Op::Seat { .. } | Op::SeatLeave { .. }));
+        let arrival = self.update(op);
+        (self.token(arrival), arrival.completed)
+    }
+
+    /// A token for `phase` without an arrival on the word: a seat whose
+    /// arrival stayed in the team's tree (team.rs).
+    #[inline]
+    pub(crate) fn token_for(&self, phase: u8) -> ArrivalToken {
+        self.token(Arrival {
+            phase,
+            completed: false,
+        })
+    }
+
+    /// The word as an RMW reads it: the latest value in its modification
+    /// order, where a load may return an older one. A CAS that writes back
+    /// what it read (`Acquire`: the caller acts on the phase it shows).
+    pub(crate) fn latest(&self) -> Snapshot {
+        // Relaxed: seeds the CAS loop.
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            // Acquire: the caller may act on a completed phase (state.rs, point 4).
+            match self.state.cas(s, s, Ordering::Acquire) {
+                Ok(()) => return s,
                 Err(found) => s = found,
             }
         }

@@ -77,6 +77,11 @@ fn running_completion_of(barrier: usize) -> bool {
 }
 
 impl<F: Completion> Barrier<F> {
+    /// Whether this thread is running this barrier's completion function.
+    pub(crate) fn in_own_completion(&self) -> bool {
+        running_completion_of(self.key())
+    }
+
     #[track_caller]
     pub(crate) fn check_not_own_completion(&self, op: &dyn fmt::Display) {
         if running_completion_of(self.key()) {

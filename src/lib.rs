@@ -128,6 +128,7 @@ mod misuse;
 mod park;
 mod state;
 mod sync;
+mod team;
 mod token;
 mod wait;
 mod warp;
@@ -136,6 +137,7 @@ pub use barrier::Barrier;
 pub use block::BlockBarrier;
 pub use completion::Completion;
 pub use launch::{launch, Block};
+pub use team::{Seat, Seats, Team};
 pub use token::{ArrivalToken, BarrierWaitResult};
 pub use warp::WarpBarrier;
 

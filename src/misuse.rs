@@ -20,6 +20,46 @@ pub(crate) enum Op {
     ExpectTx(u32),
     CompleteTx(u32),
     ArriveAndWait,
+    /// An arrival of a `Team`'s seats on the word (team.rs): `arrivals`
+    /// seats arrive and `drops` of them leave, plus `tx`; the seat operation
+    /// the user called names it in messages. `quiet`: a seat's drop, which
+    /// never panics, does nothing on a poisoned or retired word instead.
+    Seat {
+        call: SeatCall,
+        arrivals: u32,
+        drops: u32,
+        tx: u32,
+        quiet: bool,
+    },
+    /// A flat team's seat leaving (team.rs): in the phase it last arrived in
+    /// (`arrived_in`, still running) that is a drop without an arrival; in
+    /// the next phase an arrival and a drop. Quiet, as a seat's drop.
+    SeatLeave {
+        call: SeatCall,
+        arrived_in: u8,
+    },
+}
+
+/// The seat operation a user called, for the messages of [`Op::Seat`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SeatCall {
+    Arrive,
+    ArriveAndWait,
+    ArriveTx(u32),
+    ArriveAndDrop,
+    Drop,
+}
+
+impl fmt::Display for SeatCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            SeatCall::Arrive => f.write_str("Seat::arrive()"),
+            SeatCall::ArriveAndWait => f.write_str("Seat::arrive_and_wait()"),
+            SeatCall::ArriveTx(tx) => write!(f, "Seat::arrive_tx({tx})"),
+            SeatCall::ArriveAndDrop => f.write_str("Seat::arrive_and_drop()"),
+            SeatCall::Drop => f.write_str("drop(Seat)"),
+        }
+    }
 }
 
 impl Op {
@@ -33,6 +73,36 @@ impl Op {
             Op::ArriveTx(n, tx) => (n, 0, i64::from(tx)),
             Op::ExpectTx(tx) => (0, 0, i64::from(tx)),
             Op::CompleteTx(tx) => (0, 0, -i64::from(tx)),
+            Op::Seat {
+                arrivals,
+                drops,
+                tx,
+                ..
+            } => (arrivals as usize, drops as usize, i64::from(tx)),
+            Op::SeatLeave { .. } => (1, 1, 0),
+        }
+    }
+
+    /// Whether `n must be at least 1` applies (the seat operations compute
+    /// their counts themselves; an `arrive_tx`'s `expect_tx` has none).
+    pub(crate) fn needs_arrival(self) -> bool {
+        !matches!(
+            self,
+            Op::ExpectTx(_) | Op::CompleteTx(_) | Op::Seat { .. } | Op::SeatLeave { .. }
+        )
+    }
+
+    /// A seat's drop: does nothing on a poisoned or retired word.
+    pub(crate) fn quiet(self) -> bool {
+        matches!(self, Op::Seat { quiet: true, .. } | Op::SeatLeave { .. })
+    }
+
+    /// (arrivals, drops) as they apply to the word `s`: a flat seat leaving
+    /// in the phase it already arrived in owes no arrival there.
+    pub(crate) fn counts_at(self, s: Snapshot, arrivals: usize, drops: usize) -> (usize, usize) {
+        match self {
+            Op::SeatLeave { arrived_in, .. } if s.phase() == arrived_in => (0, 1),
+            _ => (arrivals, drops),
         }
     }
 }
@@ -48,6 +118,7 @@ impl fmt::Display for Op {
             Op::ExpectTx(tx) => write!(f, "expect_tx({tx})"),
             Op::CompleteTx(tx) => write!(f, "complete_tx({tx})"),
             Op::ArriveAndWait => f.write_str("arrive_and_wait()"),
+            Op::Seat { call, .. } | Op::SeatLeave { call, .. } => call.fmt(f),
         }
     }
 }
@@ -101,7 +172,9 @@ pub(crate) fn check(op: Op, s: Snapshot, arrivals: usize, drops: usize, dtx: i64
             s.tx()
         );
     }
-    // `drops <= arrivals <= pending <= expected`, so nothing underflows.
+    // `drops <= arrivals <= pending <= expected`, so nothing underflows; a
+    // flat seat's `SeatLeave` in the phase it arrived in (0 arrivals, 1 drop)
+    // has `pending < expected`, since its arrival is in already (team.rs).
     s.with_counts(
         (pending - arrivals) as u32,
         s.expected() - drops as u32,

@@ -140,6 +140,7 @@ fn spin<T>(
     }
     let budget = spin_iterations();
     let mut spent = 0;
+    let mut seen = None;
     while spent < budget {
         sync::spin_hint();
         // Acquire: as in `wait_until`.
@@ -147,11 +148,19 @@ fn spin<T>(
         if let Some(done) = check(s) {
             return Some(done);
         }
-        let extra = s
-            .pending()
-            .saturating_sub(1)
-            .saturating_mul(PAUSES_PER_PENDING)
-            .min(MAX_EXTRA_PAUSES);
+        // The extra pauses make room for arrivals landing on this word, so
+        // only a word seen changing gets them: a `Team`'s word is updated
+        // about once per phase (its arrivals land in its tree), and pausing
+        // there would only delay the waiter (team.rs).
+        let extra = if seen.map_or(true, |seen| seen == s) {
+            0
+        } else {
+            s.pending()
+                .saturating_sub(1)
+                .saturating_mul(PAUSES_PER_PENDING)
+                .min(MAX_EXTRA_PAUSES)
+        };
+        seen = Some(s);
         for _ in 0..extra {
             sync::spin_hint();
         }

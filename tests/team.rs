@@ -1,0 +1,638 @@
+//! `Team` and `Seat` (SPEC §7): many seats over thousands of phases through
+//! the combining tree (and flat), one leader per phase, seats leaving at
+//! random phases (also right after their arrival), tx through seats,
+//! unwinding seats poisoning, double arrivals, completion functions, parity
+//! and timed waits on the team. Each multi-threaded test runs under a watchdog.
+
+mod common;
+
+use common::{mix, panic_of, watchdog};
+use mbarrier::{Barrier, Team};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::thread;
+use std::time::Duration;
+
+/// The shapes every behaviour runs on: the default, a binary tree (the most
+/// levels), a wide fan-in, and flat.
+fn shapes(seats: usize) -> Vec<(String, Team)> {
+    vec![
+        ("default".into(), Team::new(seats)),
+        ("fan-in 2".into(), Team::with_shape(seats, 2, 0)),
+        ("fan-in 8".into(), Team::with_shape(seats, 8, 0)),
+        ("flat".into(), Team::with_shape(seats, 4, usize::MAX)),
+    ]
+}
+
+/// Every seat stamps its slot with the phase before `arrive_and_wait` and
+/// after it reads every slot: each is the phase or the next (a fast seat
+/// may have stamped the next one already), never older. Counts leaders.
+fn stamps_and_leaders(team: &Team, seats: usize, phases: usize, what: &str) {
+    let stamps: Vec<AtomicU64> = (0..seats).map(|_| AtomicU64::new(u64::MAX)).collect();
+    let leaders: Vec<AtomicU32> = (0..phases).map(|_| AtomicU32::new(0)).collect();
+    watchdog(
+        120,
+        || format!("{what}: {team:?}"),
+        || {
+            thread::scope(|s| {
+                for seat in team.seats() {
+                    let (stamps, leaders) = (&stamps, &leaders);
+                    s.spawn(move || {
+                        let me = seat.rank();
+                        for p in 0..phases as u64 {
+                            // Relaxed: the team orders it before the others' reads.
+                            stamps[me].store(p, Ordering::Relaxed);
+                            if seat.arrive_and_wait().is_leader() {
+                                leaders[p as usize].fetch_add(1, Ordering::Relaxed);
+                            }
+                            for (j, stamp) in stamps.iter().enumerate() {
+                                let seen = stamp.load(Ordering::Relaxed);
+                                assert!(
+                                    seen == p || seen == p + 1,
+                                    "{what}: seat {me} in phase {p} sees stamp {seen} of seat {j}"
+                                );
+                            }
+                        }
+                    });
+                }
+            });
+        },
+    );
+    for (p, l) in leaders.iter().enumerate() {
+        assert_eq!(l.load(Ordering::Relaxed), 1, "{what}: leaders of phase {p}");
+    }
+    // The seats left when their threads ended: one more phase, then retired.
+    assert_retired(team, phases + 1, what);
+}
+
+/// The team is retired in phase `phase`: every seat left.
+#[track_caller]
+fn assert_retired<F>(team: &Team<F>, phase: usize, what: &str) {
+    assert_eq!(
+        format!("{:?}", **team),
+        format!(
+            "Barrier {{ phase_parity: {}, pending: 0, expected: 0, tx: 0, poisoned: false }}",
+            phase % 2 == 1
+        ),
+        "{what}"
+    );
+}
+
+#[test]
+fn sixteen_seats_thousands_of_phases_one_leader_each() {
+    for (what, team) in shapes(16) {
+        stamps_and_leaders(&team, 16, 3_000, &what);
+    }
+}
+
+#[test]
+fn sixty_four_seats_thousands_of_phases_one_leader_each() {
+    for (what, team) in shapes(64) {
+        stamps_and_leaders(&team, 64, 1_000, &what);
+    }
+}
+
+#[test]
+fn odd_seat_counts_climb_uneven_trees() {
+    for seats in [1, 2, 3, 5, 7, 13, 17] {
+        for (what, team) in shapes(seats) {
+            stamps_and_leaders(&team, seats, 300, &format!("{seats} seats, {what}"));
+        }
+    }
+}
+
+/// Seat `rank` leaves at phase `leave_at(rank)` (never for some), half of
+/// them right after arriving in that phase without waiting ("leave from the
+/// next phase on"), the others by `arrive_and_drop` or a plain drop. The
+/// completion function checks each phase's arrivals: exactly the seats
+/// still in it.
+#[test]
+fn random_leaves_keep_every_phase_exact() {
+    const PHASES: usize = 400;
+    for seats in [16, 64] {
+        for (fan_in, flat) in [(4, 2), (2, 0), (8, 0), (4, usize::MAX)] {
+            let leave_at = |rank: usize| -> usize {
+                if rank % 5 == 0 {
+                    usize::MAX // stays
+                } else {
+                    (mix(rank as u64 * 7 + seats as u64) % PHASES as u64) as usize
+                }
+            };
+            // How the seat leaves: 0 arrive + drop (next phase on), 1
+            // arrive_and_drop, 2 drop without arriving.
+            let how = |rank: usize| (mix(rank as u64) % 3) as usize;
+            // Seats taking part in phase p (not yet gone).
+            let live = |p: usize| -> usize {
+                (0..seats)
+                    .filter(|&r| leave_at(r) > p || (leave_at(r) == p && how(r) != 2))
+                    .count()
+            };
+            let arrived: Vec<AtomicUsize> = (0..PHASES + 1).map(|_| AtomicUsize::new(0)).collect();
+            let phase = AtomicUsize::new(0);
+            let failed = AtomicBool::new(false);
+            let team = Team::with_completion_and_shape(
+                seats,
+                || {
+                    // Relaxed: the completion runs after every arrival of the phase.
+                    let p = phase.fetch_add(1, Ordering::Relaxed);
+                    let got = arrived[p].load(Ordering::Relaxed);
+                    // (Phase PHASES: the staying seats drop, uncounted.)
+                    if p < PHASES && got != live(p) {
+                        eprintln!("phase {p}: {got} arrivals, {} live", live(p));
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                },
+                fan_in,
+                flat,
+            );
+            watchdog(
+                120,
+                || format!("{seats} seats, fan-in {fan_in}: {team:?}"),
+                || {
+                    thread::scope(|s| {
+                        for seat in team.seats() {
+                            let arrived = &arrived;
+                            s.spawn(move || {
+                                let me = seat.rank();
+                                for (p, arrivals) in arrived[..PHASES].iter().enumerate() {
+                                    if p == leave_at(me) {
+                                        match how(me) {
+                                            0 => {
+                                                arrivals.fetch_add(1, Ordering::Relaxed);
+                                                drop(seat.arrive());
+                                                drop(seat); // leaves from p + 1 on
+                                            }
+                                            1 => {
+                                                arrivals.fetch_add(1, Ordering::Relaxed);
+                                                seat.arrive_and_drop();
+                                            }
+                                            _ => drop(seat), // counts in p, leaves
+                                        }
+                                        return;
+                                    }
+                                    arrivals.fetch_add(1, Ordering::Relaxed);
+                                    seat.arrive_and_wait();
+                                }
+                            });
+                        }
+                    });
+                },
+            );
+            assert!(
+                !failed.load(Ordering::Relaxed),
+                "{seats} seats, fan-in {fan_in}"
+            );
+            // The staying seats leave at the end: one more phase.
+            assert_eq!(phase.load(Ordering::Relaxed), PHASES + 1);
+            assert_retired(
+                &team,
+                PHASES + 1,
+                &format!("{seats} seats, fan-in {fan_in}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn every_seat_leaving_retires_the_team() {
+    for (what, team) in shapes(12) {
+        watchdog(
+            30,
+            || format!("{what}: {team:?}"),
+            || {
+                thread::scope(|s| {
+                    for seat in team.seats() {
+                        s.spawn(move || {
+                            for _ in 0..seat.rank() {
+                                seat.arrive_and_wait();
+                            }
+                            if seat.rank() % 2 == 0 {
+                                drop(seat.arrive()); // then leave from the next phase on
+                            }
+                        });
+                    }
+                });
+            },
+        );
+        let message = panic_of(|| team.wait_parity(team.phase_parity()));
+        assert!(message.contains("retired"), "{what}: {message}");
+    }
+}
+
+/// A seat that arrived in the current phase and leaves while nobody else
+/// has arrived: single-threaded, so a drop that waited for the phase would
+/// deadlock here. The next phase then owes one arrival fewer.
+#[test]
+fn leaving_after_arriving_never_waits_for_the_others() {
+    for (what, team) in shapes(9) {
+        let seats: Vec<_> = team.seats().collect();
+        let mut tokens = Vec::new();
+        let mut seats = seats.into_iter();
+        let first = seats.next().unwrap();
+        tokens.push(first.arrive());
+        drop(first); // leaves from phase 1 on
+        let rest: Vec<_> = seats.collect();
+        for seat in &rest {
+            tokens.push(seat.arrive());
+        }
+        for token in tokens {
+            assert!(team.try_wait(&token), "{what}: phase 0 complete");
+        }
+        for seat in &rest[1..] {
+            drop(seat.arrive());
+        }
+        assert!(team.phase_parity(), "{what}: phase 1 owes 8 arrivals");
+        drop(rest[0].arrive());
+        assert!(!team.phase_parity(), "{what}: 8 arrivals completed phase 1");
+        assert_eq!(
+            format!("{:?}", *team),
+            "Barrier { phase_parity: false, pending: 8, expected: 8, tx: 0, poisoned: false }"
+        );
+    }
+}
+
+#[test]
+fn tx_through_seats_holds_the_phase_until_completed() {
+    const PHASES: u64 = 500;
+    const BYTES: u32 = 64;
+    for (what, team) in shapes(16) {
+        let what = what.as_str();
+        let data = AtomicU64::new(0);
+        watchdog(
+            60,
+            || format!("{what}: {team:?}"),
+            || {
+                thread::scope(|s| {
+                    // The copy engine: completes each phase's bytes once they're expected.
+                    let (team, data) = (&team, &data);
+                    s.spawn(move || {
+                        for p in 0..PHASES {
+                            // Relaxed: published by the complete_tx (a Release RMW).
+                            data.store(p + 1, Ordering::Relaxed);
+                            team.complete_tx(BYTES);
+                            if p + 1 < PHASES {
+                                // (After the last, the seats may retire the team.)
+                                team.wait_parity(p % 2 == 1);
+                            }
+                        }
+                    });
+                    for seat in team.seats() {
+                        s.spawn(move || {
+                            for p in 0..PHASES {
+                                let token = if seat.rank() == 3 {
+                                    seat.arrive_tx(BYTES)
+                                } else {
+                                    seat.arrive()
+                                };
+                                team.wait(token);
+                                let got = data.load(Ordering::Relaxed);
+                                assert!(got > p, "{what}: phase {p} ended before its bytes");
+                            }
+                        });
+                    }
+                });
+            },
+        );
+        assert_retired(&team, PHASES as usize + 1, what);
+    }
+}
+
+#[test]
+fn arrive_tx_out_of_range_panics_and_changes_nothing() {
+    for (what, team) in shapes(4) {
+        let seat = team.seat(0);
+        team.expect_tx(Barrier::MAX_TX);
+        let before = format!("{team:?}");
+        let message = panic_of(|| seat.arrive_tx(1));
+        assert_eq!(
+            message,
+            "mbarrier: Seat::arrive_tx(1): the transaction count would go from 1048575 to 1048576, outside -1048575 ..= 1048575",
+            "{what}"
+        );
+        assert_eq!(format!("{team:?}"), before, "{what}");
+        // The seat has not arrived: it still can.
+        team.complete_tx(Barrier::MAX_TX);
+        drop(seat.arrive_tx(Barrier::MAX_TX));
+        team.complete_tx(Barrier::MAX_TX);
+        let pending = if what == "flat" { 3 } else { 4 }; // the tree holds the arrival
+        assert_eq!(
+            format!("{:?}", *team),
+            format!("Barrier {{ phase_parity: false, pending: {pending}, expected: 4, tx: 0, poisoned: false }}"),
+            "{what}"
+        );
+        std::mem::forget(seat);
+    }
+}
+
+#[test]
+fn a_double_arrival_panics_and_changes_nothing() {
+    for (what, team) in shapes(5) {
+        let seats: Vec<_> = team.seats().collect();
+        let token = seats[2].arrive();
+        let before = format!("{team:?}");
+        for op in 0..3 {
+            let message = panic_of(|| match op {
+                0 => drop(seats[2].arrive()),
+                1 => drop(seats[2].arrive_and_wait()),
+                _ => drop(seats[2].arrive_tx(5)),
+            });
+            assert!(
+                message
+                    .contains("seat 2 already arrived in phase 0 (mod 4), which has not completed"),
+                "{what}: {message}"
+            );
+            assert_eq!(format!("{team:?}"), before, "{what}");
+        }
+        // The tree was not touched either: the others complete the phase.
+        for (rank, seat) in seats.iter().enumerate() {
+            if rank != 2 {
+                drop(seat.arrive());
+            }
+        }
+        assert!(team.try_wait(&token), "{what}");
+        // In phase 1 the seat may arrive again, without having waited.
+        drop(seats[2].arrive());
+        assert!(team.phase_parity(), "{what}");
+    }
+}
+
+/// A phase that completed on other threads while this seat never waited
+/// for it (it learns of it through a `Relaxed` flag, so nothing orders its
+/// next load of the word after the completion): its next arrival is legal,
+/// never a false double-arrival panic.
+#[test]
+fn arriving_again_after_others_completed_the_phase_is_no_double_arrival() {
+    const PHASES: u64 = 2_000;
+    for (what, team) in shapes(8) {
+        let done = AtomicU64::new(0);
+        watchdog(
+            60,
+            || format!("{what}: {team:?}"),
+            || {
+                thread::scope(|s| {
+                    let mut seats = team.seats();
+                    let lone = seats.next().unwrap();
+                    let done = &done;
+                    s.spawn(move || {
+                        for p in 0..PHASES {
+                            drop(lone.arrive()); // never waits
+                                                 // Relaxed: no happens-before with the completion.
+                            while done.load(Ordering::Relaxed) <= p {
+                                std::hint::spin_loop();
+                            }
+                        }
+                    });
+                    for seat in seats {
+                        s.spawn(move || {
+                            for p in 0..PHASES {
+                                seat.arrive_and_wait();
+                                if seat.rank() == 1 {
+                                    done.store(p + 1, Ordering::Relaxed);
+                                }
+                            }
+                        });
+                    }
+                });
+            },
+        );
+    }
+}
+
+#[test]
+fn an_unwinding_seat_poisons_the_team_and_releases_the_others() {
+    for (what, team) in shapes(16) {
+        let messages: Vec<String> = watchdog(
+            60,
+            || format!("{what}: {team:?}"),
+            || {
+                thread::scope(|s| {
+                    let handles: Vec<_> = team
+                        .seats()
+                        .map(|seat| {
+                            s.spawn(move || {
+                                for p in 0..100 {
+                                    if seat.rank() == 7 && p == 50 {
+                                        panic!("seat 7 failed");
+                                    }
+                                    seat.arrive_and_wait();
+                                }
+                            })
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| common::panic_message(&*h.join().unwrap_err()))
+                        .collect()
+                })
+            },
+        );
+        assert!(team.is_poisoned(), "{what}");
+        assert_eq!(messages[7], "seat 7 failed");
+        for (rank, m) in messages.iter().enumerate() {
+            if rank != 7 {
+                assert!(
+                    m.starts_with("mbarrier: barrier poisoned by poison()"),
+                    "{what}: {m}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_drop_on_a_poisoned_or_retired_team_does_nothing() {
+    for (what, team) in shapes(6) {
+        let seats: Vec<_> = team.seats().collect();
+        team.poison();
+        let before = format!("{team:?}");
+        drop(seats); // no panic
+        assert_eq!(format!("{team:?}"), before, "{what}");
+    }
+    let team = Team::with_shape(3, 2, 0);
+    let (a, b, c) = (team.seat(0), team.seat(1), team.seat(2));
+    a.arrive_and_drop();
+    b.arrive_and_drop();
+    drop(c.arrive());
+    drop(c); // leaves in phase 1, which retires the team in phase 2
+    let message = panic_of(|| team.wait_parity(false));
+    assert!(message.contains("retired"), "{message}");
+}
+
+#[test]
+fn arrive_and_drop_on_a_poisoned_team_panics() {
+    let team = Team::new(8);
+    let seat = team.seat(0);
+    team.poison();
+    let message = panic_of(move || seat.arrive_and_drop());
+    assert!(
+        message.starts_with(
+            "mbarrier: barrier poisoned by poison() (seen by Seat::arrive_and_drop())"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn seats_are_handed_out_once_per_rank() {
+    let team = Team::new(8);
+    let three = team.seat(3);
+    assert_eq!(
+        panic_of(|| team.seat(3)),
+        "mbarrier: Team::seat(3): seat 3 was already handed out (each rank once)"
+    );
+    assert_eq!(
+        panic_of(|| team.seat(8)),
+        "mbarrier: Team::seat(8): rank out of range: the team has 8 seats (ranks 0 ..= 7)"
+    );
+    let ranks: Vec<usize> = team.seats().map(|s| s.rank()).collect();
+    assert_eq!(ranks, [0, 1, 2, 4, 5, 6, 7]);
+    assert_eq!(team.seats().count(), 0);
+    drop(three);
+    assert_eq!(
+        panic_of(|| Team::new(0)),
+        "mbarrier: Team::new(0): the seat count must be in 1 ..= 1048575 (Barrier::MAX)"
+    );
+    assert!(panic_of(|| Team::with_shape(4, 1, 0)).contains("the fan-in must be in 2 ..= 64"));
+}
+
+#[test]
+fn the_team_debugs_its_shape_and_its_word() {
+    let team = Team::new(16);
+    assert_eq!(
+        format!("{team:?}"),
+        "Team { seats: 16, fan_in: 4, nodes: 5, barrier: Barrier { phase_parity: false, pending: 16, expected: 16, tx: 0, poisoned: false } }"
+    );
+    let seat = team.seat(0);
+    assert_eq!(format!("{seat:?}"), "Seat { rank: 0, .. }");
+    std::mem::forget(seat);
+}
+
+#[test]
+fn completion_runs_once_per_phase_after_every_seat() {
+    const SEATS: usize = 24;
+    const PHASES: usize = 1_000;
+    let arrived = AtomicUsize::new(0);
+    let runs = AtomicUsize::new(0);
+    let team = Team::with_completion(SEATS, || {
+        let r = runs.fetch_add(1, Ordering::Relaxed);
+        // Every seat of phase r incremented before arriving (phase PHASES
+        // is the seats leaving as their threads end).
+        assert_eq!(arrived.load(Ordering::Relaxed), (r + 1).min(PHASES) * SEATS);
+    });
+    watchdog(
+        60,
+        || format!("{team:?}"),
+        || {
+            thread::scope(|s| {
+                for seat in team.seats() {
+                    let (arrived, runs) = (&arrived, &runs);
+                    s.spawn(move || {
+                        for p in 0..PHASES {
+                            arrived.fetch_add(1, Ordering::Relaxed);
+                            seat.arrive_and_wait();
+                            assert!(runs.load(Ordering::Relaxed) > p);
+                        }
+                    });
+                }
+            });
+        },
+    );
+    assert_eq!(runs.load(Ordering::Relaxed), PHASES + 1);
+}
+
+#[test]
+fn a_panicking_completion_poisons_the_team() {
+    let phase = AtomicUsize::new(0);
+    let team = Team::with_completion(8, || {
+        if phase.fetch_add(1, Ordering::Relaxed) == 3 {
+            panic!("boom");
+        }
+    });
+    let messages: Vec<String> = watchdog(
+        30,
+        || format!("{team:?}"),
+        || {
+            thread::scope(|s| {
+                let handles: Vec<_> = team
+                    .seats()
+                    .map(|seat| {
+                        s.spawn(move || {
+                            for _ in 0..10 {
+                                seat.arrive_and_wait();
+                            }
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| common::panic_message(&*h.join().unwrap_err()))
+                    .collect()
+            })
+        },
+    );
+    assert_eq!(messages.iter().filter(|m| *m == "boom").count(), 1);
+    assert!(messages
+        .iter()
+        .filter(|m| *m != "boom")
+        .all(|m| m.starts_with("mbarrier: barrier poisoned: completion panicked in phase 3")));
+}
+
+#[test]
+fn parity_and_timed_waits_work_on_the_team() {
+    for (what, team) in shapes(6) {
+        let seats: Vec<_> = team.seats().collect();
+        let token = seats[0].arrive();
+        let token = team
+            .wait_timeout(token, Duration::from_millis(5))
+            .expect_err("phase 0 still owes 5 arrivals");
+        assert!(
+            !team.wait_parity_timeout(false, Duration::from_millis(2)),
+            "{what}"
+        );
+        watchdog(
+            30,
+            || format!("{what}: {team:?}"),
+            || {
+                thread::scope(|s| {
+                    s.spawn(|| team.wait_parity(false)); // an observer
+                    for seat in &seats[1..] {
+                        drop(seat.arrive());
+                    }
+                });
+            },
+        );
+        assert!(team.wait_timeout(token, Duration::ZERO).is_ok(), "{what}");
+        assert!(team.try_wait_parity(false) && team.phase_parity(), "{what}");
+        std::mem::forget(seats);
+    }
+}
+
+#[test]
+fn split_arrive_wait_overlaps_independent_work() {
+    const PHASES: u64 = 1_000;
+    let slots: [Vec<AtomicU64>; 2] =
+        std::array::from_fn(|_| (0..32).map(|_| AtomicU64::new(u64::MAX)).collect());
+    let team = Team::new(32);
+    watchdog(
+        60,
+        || format!("{team:?}"),
+        || {
+            thread::scope(|s| {
+                for seat in team.seats() {
+                    let (team, slots) = (&team, &slots);
+                    s.spawn(move || {
+                        for p in 0..PHASES {
+                            let buffer = &slots[(p % 2) as usize];
+                            buffer[seat.rank()].store(p, Ordering::Relaxed);
+                            let token = seat.arrive();
+                            std::hint::black_box((0..(p % 11)).sum::<u64>());
+                            team.wait(token);
+                            for slot in buffer {
+                                assert_eq!(slot.load(Ordering::Relaxed), p);
+                            }
+                        }
+                    });
+                }
+            });
+        },
+    );
+}
