@@ -1,12 +1,13 @@
 //! `launch` and `Block`: a CUDA thread block on CPU threads.
 //!
 //! `launch(n, kernel)` runs `kernel` on `n` scoped threads sharing one
-//! [`BlockBarrier`]. A thread whose kernel panics poisons that barrier, so
+//! [`BlockBarrier`], each syncing through its own [`BlockSeat`] (so a large
+//! block gets the team's combining tree). A thread whose kernel panics poisons that barrier, so
 //! the others panic out of their `sync*` instead of hanging; once every
 //! thread has ended, `launch` re-raises the root cause: the first panic
 //! caught that is not itself a poisoned-barrier panic, with its payload.
 
-use crate::block::BlockBarrier;
+use crate::block::{BlockBarrier, BlockSeat};
 use crate::misuse::POISONED;
 use crate::sync::{AtomicU64, Ordering};
 use std::any::Any;
@@ -28,7 +29,8 @@ use std::panic::{self, AssertUnwindSafe};
 /// ```
 pub struct Block<'a> {
     rank: usize,
-    barrier: &'a BlockBarrier,
+    /// This thread's seat: its syncs go through the block's combining tree.
+    seat: BlockSeat<'a>,
 }
 
 impl Block<'_> {
@@ -55,7 +57,7 @@ impl Block<'_> {
     /// ```
     #[must_use]
     pub fn size(&self) -> usize {
-        self.barrier.threads()
+        self.seat.block().threads()
     }
 
     /// Waits for every thread of the block: `__syncthreads()`,
@@ -82,7 +84,7 @@ impl Block<'_> {
     #[track_caller]
     #[inline]
     pub fn sync(&self) {
-        self.barrier.sync();
+        self.seat.sync();
     }
 
     /// `__syncthreads_count(pred)`; see [`BlockBarrier::sync_count`].
@@ -100,7 +102,7 @@ impl Block<'_> {
     #[track_caller]
     #[inline]
     pub fn sync_count(&self, pred: bool) -> usize {
-        self.barrier.sync_count(pred)
+        self.seat.sync_count(pred)
     }
 
     /// `__syncthreads_and(pred)`; see [`BlockBarrier::sync_and`].
@@ -118,7 +120,7 @@ impl Block<'_> {
     #[track_caller]
     #[inline]
     pub fn sync_and(&self, pred: bool) -> bool {
-        self.barrier.sync_and(pred)
+        self.seat.sync_and(pred)
     }
 
     /// `__syncthreads_or(pred)`; see [`BlockBarrier::sync_or`].
@@ -136,11 +138,14 @@ impl Block<'_> {
     #[track_caller]
     #[inline]
     pub fn sync_or(&self, pred: bool) -> bool {
-        self.barrier.sync_or(pred)
+        self.seat.sync_or(pred)
     }
 
-    /// The block's barrier, e.g. to hand to code written against
-    /// [`BlockBarrier`].
+    /// The block's barrier, for [`poison`](BlockBarrier::poison) and
+    /// [`is_poisoned`](BlockBarrier::is_poisoned). The threads of a launched
+    /// block sync through their seats, so its seat-less `sync*` methods
+    /// panic here (a [`BlockBarrier`] is used either through seats or
+    /// seat-less).
     ///
     /// # Examples
     ///
@@ -150,7 +155,7 @@ impl Block<'_> {
     /// ```
     #[must_use]
     pub fn barrier(&self) -> &BlockBarrier {
-        self.barrier
+        self.seat.block()
     }
 }
 
@@ -243,7 +248,7 @@ where
         for rank in 0..threads {
             let block = Block {
                 rank,
-                barrier: &barrier,
+                seat: barrier.seat(rank),
             };
             let (kernel, caught) = (&kernel, &caught);
             let spawned = std::thread::Builder::new()
@@ -302,7 +307,7 @@ fn run<R>(block: &Block<'_>, kernel: &impl Fn(&Block<'_>) -> R, caught: &AtomicU
         Err(payload) => {
             // Relaxed: only numbers the panics; the payload travels through join.
             let order = caught.fetch_add(1, Ordering::Relaxed);
-            block.barrier.poison();
+            block.barrier().poison();
             Outcome::Panicked(order, payload)
         }
     }

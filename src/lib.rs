@@ -134,7 +134,7 @@ mod wait;
 mod warp;
 
 pub use barrier::Barrier;
-pub use block::BlockBarrier;
+pub use block::{BlockBarrier, BlockSeat};
 pub use completion::Completion;
 pub use launch::{launch, Block};
 pub use team::{Seat, Seats, Team};

@@ -496,6 +496,12 @@ impl<F: Completion> Team<F> {
         Seat::new(self, rank)
     }
 
+    /// The seat of `rank` if it was not handed out yet (`rank` in range).
+    pub(crate) fn try_seat(&self, rank: usize) -> Option<Seat<'_, F>> {
+        debug_assert!(rank < self.seat_count());
+        self.claim(rank).then(|| Seat::new(self, rank))
+    }
+
     /// An iterator over every seat not yet handed out, in rank order. Each
     /// is claimed as the iterator reaches it; a rank another thread takes
     /// meanwhile is skipped.
@@ -608,6 +614,12 @@ pub struct Seat<'a, F: Completion = ()> {
     /// the first (phase 0 cannot complete before every seat arrived once).
     last: Cell<u8>,
 }
+
+// Like a `Barrier`, a seat is safe to use across `catch_unwind`: its
+// operations check before they mutate, and its `Cell` (the phase of its last
+// arrival) is only set once an arrival is recorded.
+impl<F: Completion> std::panic::RefUnwindSafe for Seat<'_, F> {}
+impl<F: Completion> std::panic::UnwindSafe for Seat<'_, F> {}
 
 impl<'a, F: Completion> Seat<'a, F> {
     fn new(team: &'a Team<F>, rank: usize) -> Seat<'a, F> {

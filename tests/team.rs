@@ -636,3 +636,272 @@ fn split_arrive_wait_overlaps_independent_work() {
         },
     );
 }
+
+// ---- BlockBarrier seats (SPEC §2) and launch (§4) -----------------------
+
+/// Thread `rank`'s predicate in phase `phase`: the density changes per phase.
+fn pred(n: usize, rank: usize, phase: usize) -> bool {
+    let density = mix(phase as u64) % (n as u64 + 2);
+    mix(((phase as u64) << 20) ^ rank as u64) % (n as u64 + 1) < density
+}
+
+/// The answer of the reduction `phase % 4` selects (count, and, or, sync)
+/// over the predicates of `live` threads.
+fn expected_reduction(live: &[usize], n: usize, phase: usize) -> usize {
+    let trues = live.iter().filter(|&&r| pred(n, r, phase)).count();
+    match phase % 4 {
+        0 => trues,
+        1 => usize::from(trues == live.len()),
+        2 => usize::from(trues > 0),
+        _ => 0,
+    }
+}
+
+#[test]
+fn block_seats_reduce_exactly_over_thousands_of_phases() {
+    for threads in [3, 16, 40] {
+        let block = mbarrier::BlockBarrier::new(threads);
+        let phases = if threads > 16 { 800 } else { 3_000 };
+        watchdog(
+            120,
+            || format!("{block:?}"),
+            || {
+                thread::scope(|s| {
+                    for rank in 0..threads {
+                        let seat = block.seat(rank);
+                        s.spawn(move || {
+                            let all: Vec<usize> = (0..threads).collect();
+                            for phase in 0..phases {
+                                let mine = pred(threads, rank, phase);
+                                let got = match phase % 4 {
+                                    0 => seat.sync_count(mine),
+                                    1 => usize::from(seat.sync_and(mine)),
+                                    2 => usize::from(seat.sync_or(mine)),
+                                    _ => {
+                                        seat.sync();
+                                        0
+                                    }
+                                };
+                                assert_eq!(
+                                    got,
+                                    expected_reduction(&all, threads, phase),
+                                    "{threads} threads, rank {rank}, phase {phase}"
+                                );
+                            }
+                        });
+                    }
+                });
+            },
+        );
+    }
+}
+
+/// Seats leave at staggered phases; the remaining ones' reductions count
+/// exactly the threads still there (`sync_and` included).
+#[test]
+fn block_seats_that_leave_are_not_counted() {
+    const THREADS: usize = 16;
+    const PHASES: usize = 1_200;
+    let leave_at = |rank: usize| if rank < 4 { usize::MAX } else { rank * 70 };
+    let block = mbarrier::BlockBarrier::new(THREADS);
+    watchdog(
+        60,
+        || format!("{block:?}"),
+        || {
+            thread::scope(|s| {
+                for rank in 0..THREADS {
+                    let seat = block.seat(rank);
+                    s.spawn(move || {
+                        for phase in 0..PHASES.min(leave_at(rank)) {
+                            let live: Vec<usize> =
+                                (0..THREADS).filter(|&r| leave_at(r) > phase).collect();
+                            let mine = pred(THREADS, rank, phase);
+                            let got = match phase % 4 {
+                                0 => seat.sync_count(mine),
+                                1 => usize::from(seat.sync_and(mine)),
+                                2 => usize::from(seat.sync_or(mine)),
+                                _ => {
+                                    seat.sync();
+                                    0
+                                }
+                            };
+                            assert_eq!(
+                                got,
+                                expected_reduction(&live, THREADS, phase),
+                                "rank {rank}, phase {phase}"
+                            );
+                        }
+                    });
+                }
+            });
+        },
+    );
+}
+
+#[test]
+fn a_block_is_used_through_seats_or_seat_less_not_both() {
+    let block = mbarrier::BlockBarrier::new(1);
+    block.sync(); // seat-less from now on
+    let before = format!("{block:?}");
+    assert_eq!(
+        panic_of(|| block.seat(0)),
+        "mbarrier: BlockBarrier::seat(0): the block was already synced seat-less; a BlockBarrier is used either through seats or seat-less, not both"
+    );
+    assert_eq!(format!("{block:?}"), before);
+    assert!(block.sync_and(true));
+
+    let block = mbarrier::BlockBarrier::new(2);
+    let seat = block.seat(1);
+    let before = format!("{block:?}");
+    for op in 0..4 {
+        let message = panic_of(|| match op {
+            0 => block.sync(),
+            1 => drop(block.sync_count(true)),
+            2 => drop(block.sync_and(true)),
+            _ => drop(block.sync_or(true)),
+        });
+        assert!(
+            message.starts_with("mbarrier: BlockBarrier::sync")
+                && message.contains("seat-less sync of a block whose threads took seats"),
+            "{message}"
+        );
+        assert_eq!(format!("{block:?}"), before);
+    }
+    assert_eq!(
+        panic_of(|| block.seat(1)),
+        "mbarrier: BlockBarrier::seat(1): the seat of rank 1 was already taken (each rank once)"
+    );
+    assert_eq!(
+        panic_of(|| block.seat(2)),
+        "mbarrier: BlockBarrier::seat(2): rank out of range: the block has 2 threads (ranks 0 ..= 1)"
+    );
+    assert_eq!(format!("{seat:?}"), "BlockSeat { rank: 1, threads: 2 }");
+    let other = block.seat(0);
+    thread::scope(|s| {
+        s.spawn(move || assert_eq!(other.sync_count(true), 2));
+        assert_eq!(seat.sync_count(true), 2);
+    });
+}
+
+#[test]
+fn an_unwinding_block_seat_poisons_the_block() {
+    let block = mbarrier::BlockBarrier::new(8);
+    let messages: Vec<String> = watchdog(
+        30,
+        || format!("{block:?}"),
+        || {
+            thread::scope(|s| {
+                let handles: Vec<_> = (0..8)
+                    .map(|rank| {
+                        let seat = block.seat(rank);
+                        s.spawn(move || {
+                            for phase in 0..50 {
+                                if rank == 2 && phase == 20 {
+                                    panic!("rank 2 failed");
+                                }
+                                seat.sync();
+                            }
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| common::panic_message(&*h.join().unwrap_err()))
+                    .collect()
+            })
+        },
+    );
+    assert!(block.is_poisoned());
+    assert_eq!(messages[2], "rank 2 failed");
+    assert!(messages
+        .iter()
+        .enumerate()
+        .all(|(r, m)| r == 2 || m.starts_with("mbarrier: barrier poisoned")));
+}
+
+#[test]
+fn launch_sixty_four_threads_reduces_through_seats() {
+    const THREADS: usize = 64;
+    const PHASES: usize = 600;
+    let shared: Vec<AtomicU64> = (0..THREADS).map(|_| AtomicU64::new(0)).collect();
+    let results = watchdog(
+        120,
+        || "launch(64)".to_string(),
+        || {
+            mbarrier::launch(THREADS, |block| {
+                let rank = block.thread_rank();
+                let all: Vec<usize> = (0..THREADS).collect();
+                let mut sum = 0;
+                for phase in 0..PHASES {
+                    let mine = pred(THREADS, rank, phase);
+                    let got = match phase % 4 {
+                        0 => block.sync_count(mine),
+                        1 => usize::from(block.sync_and(mine)),
+                        2 => usize::from(block.sync_or(mine)),
+                        _ => {
+                            // A shared-memory exchange: write, sync, read the neighbour's.
+                            shared[rank].store((phase * THREADS + rank) as u64, Ordering::Relaxed);
+                            block.sync();
+                            let next = (rank + 1) % THREADS;
+                            assert_eq!(
+                                shared[next].load(Ordering::Relaxed),
+                                (phase * THREADS + next) as u64
+                            );
+                            block.sync(); // before anyone overwrites
+                            0
+                        }
+                    };
+                    assert_eq!(
+                        got,
+                        expected_reduction(&all, THREADS, phase),
+                        "rank {rank}, phase {phase}"
+                    );
+                    sum += got;
+                }
+                sum
+            })
+        },
+    );
+    assert_eq!(results.len(), THREADS);
+    assert!(results.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn a_seat_less_sync_inside_launch_panics() {
+    let got = mbarrier::launch(4, |block| {
+        let message = panic_of(|| block.barrier().sync());
+        block.sync();
+        message
+    });
+    for m in got {
+        assert!(
+            m.contains("seat-less sync of a block whose threads took seats"),
+            "{m}"
+        );
+    }
+}
+
+/// A thread that returns early leaves the block (its seat is dropped): the
+/// others' later syncs do not wait for it.
+#[test]
+fn a_launched_thread_that_returns_early_leaves_the_block() {
+    let counts = watchdog(
+        30,
+        || "launch(8)".to_string(),
+        || {
+            mbarrier::launch(8, |block| {
+                if block.thread_rank() % 2 == 1 {
+                    return Vec::new();
+                }
+                (0..100).map(|_| block.sync_count(true)).collect::<Vec<_>>()
+            })
+        },
+    );
+    for (rank, c) in counts.iter().enumerate() {
+        if rank % 2 == 0 {
+            // In phase 0 the odd threads' drops count as arrivals (not as
+            // true predicates); afterwards only the four even threads sync.
+            assert!(c.iter().all(|&n| n == 4), "rank {rank}: {c:?}");
+        }
+    }
+}
