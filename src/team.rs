@@ -147,7 +147,7 @@
 use crate::barrier::Barrier;
 use crate::completion::Completion;
 use crate::misuse::{poisoned_panic, Op, SeatCall};
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, ClaimU64, Ordering};
 use crate::token::{ArrivalToken, BarrierWaitResult};
 use crate::wait;
 use crossbeam_utils::CachePadded;
@@ -292,7 +292,7 @@ pub struct Team<F = ()> {
     /// The tree, leaves first, the root last; empty for a flat team.
     nodes: Box<[CachePadded<Node>]>,
     /// One bit per seat: handed out.
-    handed: Box<[AtomicU64]>,
+    handed: Box<[ClaimU64]>,
     seats: u32,
     fan_in: u32,
 }
@@ -423,7 +423,7 @@ impl<F> Team<F> {
         Team {
             barrier,
             nodes: nodes.into_boxed_slice(),
-            handed: (0..seats.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+            handed: (0..seats.div_ceil(64)).map(|_| ClaimU64::new(0)).collect(),
             seats: seats as u32,
             fan_in: fan_in as u32,
         }
