@@ -11,7 +11,9 @@
 //!
 //! Options: `--threads LIST` (default 2,4,8,16 plus 2x and 4x the cores, up
 //! to 64), `--rounds N`, `--budget-ms N` (per measurement), `--quick`,
-//! `--no-policies` (skip the wait-policy prototypes). The binary needs no
+//! `--no-policies` (skip the wait-policy prototypes), `--team-shapes LIST`
+//! (the `Team` rows: `fan_in:flat` pairs, default `4:2`; `none` skips them
+//! and the `launch` rows). The binary needs no
 //! cargo: copy `target/release/examples/bench_table` to another Linux machine.
 //!
 //! Method: for every thread count, each round runs every barrier kind once
@@ -45,6 +47,8 @@ struct Opts {
     /// Busy threads (not participants) running during the episode
     /// measurements: a machine loaded by other work.
     hogs: usize,
+    /// `Team` shapes to measure: (fan-in, flat up to).
+    team_shapes: Vec<(usize, usize)>,
 }
 
 fn parse() -> Opts {
@@ -58,6 +62,7 @@ fn parse() -> Opts {
         quick: false,
         policies: true,
         hogs: 0,
+        team_shapes: vec![(4, 2)],
     };
     let mut explicit = (false, false);
     let mut args = std::env::args().skip(1);
@@ -94,8 +99,9 @@ fn parse() -> Opts {
             "--quick" => o.quick = true,
             "--no-policies" => o.policies = false,
             "--hogs" => o.hogs = val("--hogs").parse().expect("--hogs: a number"),
+            "--team-shapes" => o.team_shapes = team::parse_shapes(&val("--team-shapes")),
             "--help" | "-h" => {
-                println!("usage: bench_table [--threads 2,4,8,16] [--rounds N] [--budget-ms N] [--quick] [--no-policies] [--hogs N]");
+                println!("usage: bench_table [--threads 2,4,8,16] [--rounds N] [--budget-ms N] [--quick] [--no-policies] [--hogs N] [--team-shapes 4:2,2:0|none]");
                 std::process::exit(0);
             }
             other => panic!("unknown argument {other:?} (try --help)"),
@@ -371,6 +377,11 @@ fn main() {
         }
     }
 
+    if !o.team_shapes.is_empty() {
+        eprintln!("[{:6.1} s] team", started.elapsed().as_secs_f64());
+        team::table(&o.threads, &o.team_shapes, o.rounds, o.budget, &rows);
+    }
+
     eprintln!("[{:6.1} s] fuzzy", started.elapsed().as_secs_f64());
     // ---- fuzzy barrier ---------------------------------------------------------
     let f = Fuzzy::DEFAULT;
@@ -543,4 +554,124 @@ fn main() {
         started.elapsed().as_secs_f64(),
         loadavg()
     );
+}
+
+/// `Team` (combining tree) and `launch` + `Block::sync` episodes, beside the
+/// flat `Barrier` and the dissemination barrier of the episode table.
+mod team {
+    use super::{fmt_ns, median, ratio};
+    use std::time::{Duration, Instant};
+
+    pub fn parse_shapes(list: &str) -> Vec<(usize, usize)> {
+        if list == "none" {
+            return Vec::new();
+        }
+        list.split(',')
+            .map(|pair| {
+                let (f, flat) = pair
+                    .split_once(':')
+                    .expect("--team-shapes: fan_in:flat pairs, e.g. 4:2,2:0");
+                (
+                    f.trim().parse().expect("--team-shapes: a fan-in"),
+                    flat.trim().parse().expect("--team-shapes: a flat bound"),
+                )
+            })
+            .collect()
+    }
+
+    /// ns per `Seat::arrive_and_wait` episode of `n` seats, timed by seat 0
+    /// over `episodes` episodes after a warm-up.
+    fn team_episode(n: usize, fan_in: usize, flat: usize, episodes: u64) -> f64 {
+        let team = mbarrier::Team::with_shape(n, fan_in, flat);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = team
+                .seats()
+                .map(|seat| {
+                    s.spawn(move || {
+                        for _ in 0..episodes / 5 + 1 {
+                            seat.arrive_and_wait();
+                        }
+                        let start = Instant::now();
+                        for _ in 0..episodes {
+                            seat.arrive_and_wait();
+                        }
+                        let ns = start.elapsed().as_nanos() as f64 / episodes as f64;
+                        std::mem::forget(seat); // no leave phase in the timing
+                        ns
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .next()
+                .unwrap()
+        })
+    }
+
+    /// ns per `Block::sync` episode of `launch(n, ..)` (threads spawned by
+    /// `launch`, not timed), timed by rank 0 after a warm-up.
+    fn launch_episode(n: usize, episodes: u64) -> f64 {
+        mbarrier::launch(n, |block| {
+            for _ in 0..episodes / 5 + 1 {
+                block.sync();
+            }
+            let start = Instant::now();
+            for _ in 0..episodes {
+                block.sync();
+            }
+            start.elapsed().as_nanos() as f64 / episodes as f64
+        })[0]
+    }
+
+    /// Episodes that take about `budget` at `probe`'s pace.
+    fn calibrate(budget: Duration, probe: impl Fn(u64) -> f64) -> u64 {
+        let ns = probe(200).max(1.0);
+        ((budget.as_nanos() as f64 / ns) as u64).clamp(200, 2_000_000)
+    }
+
+    /// Prints the table; `rows` are the episode table's (threads, medians
+    /// of mbarrier, std, hurdles, sense spin, dissemination).
+    pub fn table(
+        threads: &[usize],
+        shapes: &[(usize, usize)],
+        rounds: usize,
+        budget: Duration,
+        rows: &[(usize, Vec<(f64, f64)>)],
+    ) {
+        println!("\n## Team (combining tree) and launch: median ns per episode, same run as the episode table\n");
+        print!("| threads | flat Barrier | dissemination |");
+        for (f, flat) in shapes {
+            print!(" Team f{f} flat<={flat} | / flat | / diss |");
+        }
+        println!(" launch + Block::sync |");
+        println!(
+            "|---:|---:|---:|{}---:|",
+            "---:|---:|---:|".repeat(shapes.len())
+        );
+        for &n in threads {
+            let (flat_mb, diss) = rows
+                .iter()
+                .find(|(t, _)| *t == n)
+                .map_or((f64::NAN, f64::NAN), |(_, v)| (v[0].0, v[4].0));
+            print!("| {n} | {} | {} |", fmt_ns(flat_mb), fmt_ns(diss));
+            for &(f, flat) in shapes {
+                let episodes = calibrate(budget, |e| team_episode(n, f, flat, e));
+                let mut v: Vec<f64> = (0..rounds)
+                    .map(|_| team_episode(n, f, flat, episodes))
+                    .collect();
+                let m = median(&mut v);
+                eprintln!("  team {n} threads f{f} flat<={flat}: {} ns", fmt_ns(m));
+                print!(
+                    " {} | {} | {} |",
+                    fmt_ns(m),
+                    ratio(m, flat_mb, 2),
+                    ratio(m, diss, 2)
+                );
+            }
+            let episodes = calibrate(budget, |e| launch_episode(n, e));
+            let mut v: Vec<f64> = (0..rounds).map(|_| launch_episode(n, episodes)).collect();
+            println!(" {} |", fmt_ns(median(&mut v)));
+        }
+    }
 }
