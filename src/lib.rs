@@ -19,7 +19,12 @@
 //! - [`ArrivalToken`]: proof of an arrival, waited on with [`Barrier::wait`].
 //! - [`BarrierWaitResult`]: what [`Barrier::arrive_and_wait`] returns (`is_leader`).
 //! - [`Completion`]: the (sealed) bound on a barrier's completion function.
-//! - [`BlockBarrier`]: `__syncthreads()` and `__syncthreads_count/and/or`.
+//! - [`Team`] and [`Seat`] (with [`Seats`]): a `Barrier` with a combining
+//!   tree in front of its word, for many threads: each takes its seat once
+//!   and arrives through it, and the word is updated about once per phase.
+//!   Pick it over a `Barrier` when more than a few threads share one.
+//! - [`BlockBarrier`]: `__syncthreads()` and `__syncthreads_count/and/or`;
+//!   threads that know their rank sync through a [`BlockSeat`] (its `Team`).
 //! - [`WarpBarrier`]: `__syncwarp(mask)` for up to 64 lanes.
 //! - [`launch`] and [`Block`]: run a closure on a CPU "thread block", with
 //!   `thread_rank()`, `size()` and `sync()` as in `cooperative_groups`.
@@ -96,10 +101,11 @@
 //!
 //! | CUDA | `mbarrier` |
 //! |---|---|
-//! | `__syncthreads()` | [`BlockBarrier::sync`], [`Block::sync`] |
+//! | `__syncthreads()` | [`BlockBarrier::sync`], [`BlockSeat::sync`], [`Block::sync`] |
 //! | `__syncthreads_count(pred)` | [`BlockBarrier::sync_count`], [`Block::sync_count`] |
 //! | `__syncthreads_and(pred)` | [`BlockBarrier::sync_and`], [`Block::sync_and`] |
 //! | `__syncthreads_or(pred)` | [`BlockBarrier::sync_or`], [`Block::sync_or`] |
+//! | `bar.arrive(__popc(mask))` (warp-aggregated arrivals) | a [`Team`]'s [`Seat::arrive`]: its tree aggregates them |
 //! | `__syncwarp(mask)` | [`WarpBarrier::sync(lane, mask)`](WarpBarrier::sync) (mask as `u64`, up to 64 lanes) |
 //! | `kernel<<<1, n>>>(...)` | [`launch(n, \|block\| ...)`](launch) |
 //! | `cooperative_groups::this_thread_block()` | the [`&Block`](Block) handed to the kernel by [`launch`] |
