@@ -771,13 +771,14 @@ impl<F: Completion> Barrier<F> {
 
     /// The word as an RMW reads it: the latest value in its modification
     /// order, where a load may return an older one. A CAS that writes back
-    /// what it read (`Acquire`: the caller acts on the phase it shows).
+    /// what it read.
     pub(crate) fn latest(&self) -> Snapshot {
         // Relaxed: seeds the CAS loop.
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
-            // Acquire: the caller may act on a completed phase (state.rs, point 4).
-            match self.state.cas(s, s, Ordering::Acquire) {
+            // Relaxed: only tells a double arrival from a stale load; a
+            // caller that goes on re-reads the word with Acquire (team.rs).
+            match self.state.cas(s, s, Ordering::Relaxed) {
                 Ok(()) => return s,
                 Err(found) => s = found,
             }
