@@ -109,9 +109,11 @@
 //!    after its climb, which came after every node's re-arm (1). So that
 //!    arrival's CAS happens-after the re-arm and reads it or a later value
 //!    (coherence): it always finds its node in its own round. (With a
-//!    `Relaxed` read of the word, the CAS could read the node's previous
-//!    round.) A seat's arrival in a new phase therefore needs the `Acquire`
-//!    on the word, not only the waits.
+//!    `Relaxed` read of the word, C++ would allow the CAS to read the node's
+//!    previous round, through a load-buffering cycle that loom does not
+//!    model and hardware does not produce: loom-tests/README.md, Teeth.) A
+//!    seat's arrival in a new phase therefore reads the word with `Acquire`,
+//!    not only its waits.
 //! 4. `Seat::arrive_tx(tx)` does `expect_tx(tx)` on the word before its
 //!    tree arrival: the phase cannot complete in between, since this seat's
 //!    arrival is still owed, and the expect_tx's `Release` is earlier in the

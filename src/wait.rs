@@ -5,7 +5,9 @@
 //!    idle cores completes within a few microseconds at most, while parking
 //!    and being woken costs several. Between loads a waiter pauses a little
 //!    longer the more arrivals the phase still owes ([`PAUSES_PER_PENDING`]),
-//!    so that it does not pull the cache line away from the arriving threads.
+//!    so that it does not pull the cache line away from the arriving threads
+//!    (only after a load that found the word changed: a `Team`'s word sees
+//!    one combined arrival per phase, and there the pause only delays).
 //!    With more threads than cores spinning would only keep the thread we
 //!    wait for off its core, so this stage is skipped.
 //! 2. **Yield**: give the core away for at most [`YIELD_NANOS`], re-reading
