@@ -407,7 +407,7 @@ fn team_leaves(seats: usize, phases: usize, fan_in: usize, iterations: usize) {
 
 #[test]
 fn team_eight_seats_binary_tree_with_leaves() {
-    team_leaves(8, 8, 2, iterations());
+    team_leaves(8, 8, 2, iterations() / 2);
 }
 
 #[test]
@@ -427,7 +427,7 @@ fn team_sixty_four_seats_with_leaves() {
 fn team_unwinding_seat_poisons_every_participant() {
     quiet_poison_panics();
     const SEATS: usize = 12;
-    check(|| {
+    let run = std::sync::Arc::new(|| {
         let team = Arc::new(Team::with_shape(SEATS, 2, 0));
         let handles: Vec<_> = (0..SEATS)
             .map(|t| {
@@ -451,4 +451,8 @@ fn team_unwinding_seat_poisons_every_participant() {
         }
         assert!(team.is_poisoned());
     });
+    // A quarter of the schedules: 12 threads per schedule.
+    let again = run.clone();
+    shuttle::check_random(move || again(), iterations() / 4);
+    shuttle::check_pct(move || run(), iterations() / 4, 3);
 }
