@@ -72,7 +72,7 @@
 //! never memory unsafety.
 
 use crate::barrier::Barrier;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, ClaimU64, Ordering};
 use crate::team::{Seat, Team};
 use crossbeam_utils::CachePadded;
 use std::fmt;
@@ -155,8 +155,9 @@ pub struct BlockBarrier {
     team: Team,
     counts: Counts,
     threads: usize,
-    /// [`UNUSED`], [`SEATLESS`] or [`SEATS`].
-    mode: AtomicU64,
+    /// [`UNUSED`], [`SEATLESS`] or [`SEATS`]: set once, orders nothing, so
+    /// a plain std atomic under the model checkers too.
+    mode: ClaimU64,
 }
 
 impl BlockBarrier {
@@ -184,7 +185,7 @@ impl BlockBarrier {
             team: Team::new(threads),
             counts: std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
             threads,
-            mode: AtomicU64::new(UNUSED),
+            mode: ClaimU64::new(UNUSED),
         }
     }
 

@@ -71,8 +71,9 @@ pub(crate) fn spin_hint() {
 pub(crate) type HintU64 = std::sync::atomic::AtomicU64;
 
 /// A flag word that only hands something out once (a `Team`'s seat
-/// bitmap): no part of any barrier's synchronization, so a plain std atomic
-/// under the model checkers too, which keeps their state space small.
+/// bitmap, a `BlockBarrier`'s seats-or-seatless mode): no part of any
+/// barrier's synchronization, so a plain std atomic under the model checkers
+/// too, which keeps their state space small.
 pub(crate) type ClaimU64 = std::sync::atomic::AtomicU64;
 
 /// Gives the core to another runnable thread.
