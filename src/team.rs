@@ -20,6 +20,15 @@
 //! A team of at most `flat` seats has no tree: its seats arrive on the word
 //! directly (one seat, one arrival).
 //!
+//! Cost per phase: each seat reads the word once (`Acquire`, for the phase
+//! and the double-arrival check) and makes one CAS on its leaf, retried
+//! while up to `fan_in - 1` others hit the same line; a round's last
+//! arriver makes one CAS per level it climbs; the root's last makes the one
+//! RMW of the word; waiters only load the word. (A `fetch_add` fast path at
+//! the nodes would save the retries, but the re-arm and the fold would then
+//! need a second step that a concurrent leave can observe half done; not
+//! done until measured to matter.)
+//!
 //! The defaults, fan-in [`FAN_IN`] and flat up to [`FLAT`] seats, are
 //! PROVISIONAL: they come from the prototypes of issue 11, measured on the
 //! lent 16-core Xeon (unpinned, ns per `arrive_and_wait` episode at
