@@ -61,6 +61,16 @@
 //! the read. By coherence the read sees 0 plus one per counted predicate of
 //! phase `k`: the same value for every thread, and never a neighbour phase's.
 //!
+//! A seat that leaves (a `BlockSeat` dropped) makes an arrival without a
+//! `sync*`, and if that arrival completes the phase, no `sync*` caller leads
+//! it and nobody would clear `count[k + 2]`. So a leaving seat clears it
+//! itself, *before* its arrival in phase `k`: that is after every read of
+//! phase `k - 2` (the seat's last wait returned, so phase `k - 1` completed,
+//! after every reader's arrival in it) and before every add of phase `k + 2`
+//! (its arrival happens-before phase `k`'s completion, which is before phase
+//! `k + 1`'s in the word's modification order). A second clear by the
+//! phase's leader is harmless.
+//!
 //! The cost over an arrival and wait: one `Relaxed` load of the word, at most
 //! one `fetch_add` and one load of a counter on its own cache line, and one
 //! store by the leader. No lock, no completion function.
@@ -605,6 +615,19 @@ impl<'a> BlockSeat<'a> {
             self.block
                 .reduce(if pred { TRUE } else { 0 }, || self.arrive_and_wait()),
         ) > 0
+    }
+}
+
+impl Drop for BlockSeat<'_> {
+    /// Leaves the block (the seat's own drop: poisons if unwinding), after
+    /// clearing the counter its leave could leave uncleared (module docs).
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let k = usize::from(self.seat.next_phase());
+            // Relaxed: ordered by this seat's last wait and its leave's
+            // arrival, as the leader's clear is (module docs).
+            self.block.counts[(k + 2) % 4].store(0, Ordering::Relaxed);
+        }
     }
 }
 

@@ -641,6 +641,11 @@ impl<'a, F: Completion> Seat<'a, F> {
         }
     }
 
+    /// The phase (mod 4) of this seat's next arrival (or leave).
+    pub(crate) fn next_phase(&self) -> u8 {
+        (self.last.get() + 1) & 3
+    }
+
     /// This seat's rank, `0 .. seat_count()`.
     ///
     /// # Examples

@@ -905,3 +905,32 @@ fn a_launched_thread_that_returns_early_leaves_the_block() {
         }
     }
 }
+
+/// Regression: a seat whose leave completes a phase (no `sync*` caller
+/// leads it) must still clear the counter of phase k + 2, or phase k + 2
+/// reads phase k - 2's predicates too. A 2-thread block is flat, so the
+/// word shows when the other seat has arrived.
+#[test]
+fn a_leave_that_completes_a_phase_still_clears_its_counter() {
+    let block = mbarrier::BlockBarrier::new(2);
+    let counts = watchdog(
+        30,
+        || format!("{block:?}"),
+        || {
+            thread::scope(|s| {
+                let (a, b) = (block.seat(0), block.seat(1));
+                let stays = s.spawn(move || (0..5).map(|_| a.sync_count(true)).collect::<Vec<_>>());
+                assert_eq!((b.sync_count(true), b.sync_count(true)), (2, 2));
+                // Phase 2: wait until the other seat has arrived, then leave:
+                // the leave completes the phase.
+                while !format!("{block:?}").contains("pending: 1,") {
+                    std::hint::spin_loop();
+                }
+                drop(b);
+                stays.join().unwrap()
+            })
+        },
+    );
+    // Phases 0, 1: both true; 2: only the staying seat; 3, 4: alone.
+    assert_eq!(counts, [2, 2, 1, 1, 1]);
+}
