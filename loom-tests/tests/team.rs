@@ -130,8 +130,20 @@ fn the_root_arrival_races_a_parity_waiter() {
 /// completed by seat 1 alone, and seat 0's write of phase 0 is visible.
 #[test]
 fn a_seat_leaves_while_its_group_is_mid_phase() {
-    model(|| {
-        let team = team(2);
+    leave_mid_phase(|| team(2));
+}
+
+/// The same on a flat team (no tree: the default for two seats): the leave
+/// is a drop without an arrival while phase 0 runs (`Op::SeatLeave`), an
+/// arrival and a drop in phase 1 once phase 0 completed.
+#[test]
+fn a_flat_seat_leaves_while_the_phase_runs() {
+    leave_mid_phase(|| Arc::new(Team::new(2)));
+}
+
+fn leave_mid_phase(make: fn() -> Arc<Team>) {
+    model(move || {
+        let team = make();
         let slots = Arc::new(Slots::new(1));
         let leaver = {
             let (team, slots) = (team.clone(), slots.clone());
