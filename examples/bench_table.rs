@@ -142,6 +142,11 @@ const KINDS: &[Entry] = &[
     #[cfg(feature = "bench")]
     Entry::ours("no-backoff", "mbarrier (no yield backoff)", Pool::new::<Mb>)
         .policy(Pol::NoYieldBackoff),
+    Entry::ours("team", "Team", |n| Pool::team(n, 4, 2)),
+    Entry::ours("team-f2", "Team (fan-in 2)", |n| Pool::team(n, 2, 2)),
+    Entry::ours("team-f8", "Team (fan-in 8)", |n| Pool::team(n, 8, 2)),
+    Entry::ours("team-f16", "Team (fan-in 16)", |n| Pool::team(n, 16, 2)),
+    Entry::ours("team-flat", "Team (flat)", |n| Pool::team(n, 4, usize::MAX)),
     Entry::ours("block", "launch+Block", Pool::launched),
     Entry::peer("std", "std", Pool::new::<Std>),
     Entry::peer("hurdles", "hurdles", Pool::new::<Hurdles>),
@@ -155,6 +160,8 @@ const RATIOS: &[(&str, &str)] = &[
     ("std", "mbarrier"),
     ("mbarrier", BEST_PEER),
     ("mbarrier", "dissemination"),
+    ("team", "dissemination"),
+    ("team", "mbarrier"),
 ];
 
 /// Ratio columns of the CPU table.

@@ -5,7 +5,12 @@
 //! ```text
 //! cargo run --release --example heat
 //! cargo run --release --example heat -- --size 4096 --steps 50 --threads 4 --reps 3
+//! cargo run --release --example heat -- --team      # the split run on a Team's seats
 //! ```
+//!
+//! With `--team` the split run arrives through the seats of an
+//! `mbarrier::Team` (its combining tree) instead of on a `Barrier`, and
+//! waits on the team; nothing else changes.
 //!
 //! Each step reads grid `t % 2` and writes grid `(t + 1) % 2`. A band's first
 //! and last rows read a neighbour's rows; its other rows ("interior") read only
@@ -212,9 +217,15 @@ impl Band<'_> {
         }
     }
 
-    /// All steps with `mbarrier::Barrier`: boundary rows, `arrive`, interior
-    /// rows, `wait`.
-    fn run_split(&self, steps: usize, barrier: &mbarrier::Barrier, progress: Option<&Progress>) {
+    /// All steps with `mbarrier` (a `Barrier`, or a `Team` seat): boundary
+    /// rows, `arrive`, interior rows, `wait`.
+    fn run_split(
+        &self,
+        steps: usize,
+        arrive: &dyn Fn() -> mbarrier::ArrivalToken,
+        wait: &dyn Fn(mbarrier::ArrivalToken),
+        progress: Option<&Progress>,
+    ) {
         for t in 0..steps {
             for r in self.boundary_rows() {
                 // SAFETY: the only rows of another band that this step reads
@@ -232,7 +243,7 @@ impl Band<'_> {
             }
             // Our boundary rows for step t+1 are published: nothing else we
             // do in step t is read by another band in step t+1.
-            let token = barrier.arrive();
+            let token = arrive();
             for r in self.interior_rows() {
                 // SAFETY: interior rows read only rows first..end of grid t%2
                 // (ours, written by us in step t-1) and write only our own row
@@ -244,7 +255,7 @@ impl Band<'_> {
             // Before step t+1 reads the neighbours' rows of grid (t+1)%2 (and
             // overwrites our rows of grid t%2, which they read in step t), all
             // bands must have arrived in step t.
-            barrier.wait(token);
+            wait(token);
             if let Some(p) = progress {
                 p.tick(t + 1);
             }
@@ -281,6 +292,8 @@ impl Progress {
 enum Method {
     Std,
     Split,
+    /// The split run through a `Team`'s seats.
+    Team,
 }
 
 /// Runs `steps` steps on `threads` bands; returns the final grid and the time.
@@ -288,10 +301,12 @@ fn run(method: Method, n: usize, steps: usize, threads: usize) -> (Vec<f64>, Dur
     let grids = Grids::new(&initial_grid(n), n);
     let std_barrier = std::sync::Barrier::new(threads);
     let barrier = mbarrier::Barrier::new(threads);
+    let team = mbarrier::Team::new(threads);
     let interior = n - 2;
     let label = match method {
         Method::Std => "std::sync::Barrier",
         Method::Split => "mbarrier",
+        Method::Team => "mbarrier Team",
     };
     let start = Instant::now();
     std::thread::scope(|s| {
@@ -301,7 +316,8 @@ fn run(method: Method, n: usize, steps: usize, threads: usize) -> (Vec<f64>, Dur
                 first: 1 + b * interior / threads,
                 end: 1 + (b + 1) * interior / threads,
             };
-            let (std_barrier, barrier) = (&std_barrier, &barrier);
+            let (std_barrier, barrier, team) = (&std_barrier, &barrier, &team);
+            let seat = team.seat(b);
             s.spawn(move || {
                 let progress = (b == 0).then(|| Progress {
                     label,
@@ -311,8 +327,21 @@ fn run(method: Method, n: usize, steps: usize, threads: usize) -> (Vec<f64>, Dur
                 });
                 match method {
                     Method::Std => band.run_std(steps, std_barrier, progress.as_ref()),
-                    Method::Split => band.run_split(steps, barrier, progress.as_ref()),
+                    Method::Split => band.run_split(
+                        steps,
+                        &|| barrier.arrive(),
+                        &|t| barrier.wait(t),
+                        progress.as_ref(),
+                    ),
+                    Method::Team => band.run_split(
+                        steps,
+                        &|| seat.arrive(),
+                        &|t| team.wait(t),
+                        progress.as_ref(),
+                    ),
                 }
+                // The seat stays (no leave phase after the last step).
+                std::mem::forget(seat);
             });
         }
     });
@@ -350,10 +379,11 @@ struct Args {
     threads: usize,
     reps: usize,
     reference: bool,
+    team: bool,
 }
 
 const USAGE: &str =
-    "usage: heat [--size N] [--steps N] [--threads N] [--reps N] [--reference | --no-reference]\n\
+    "usage: heat [--size N] [--steps N] [--threads N] [--reps N] [--reference | --no-reference] [--team]\n\
      defaults: --size 2048 --steps 100 --threads <available cores> --reps 2; the sequential\n\
      reference runs by default when size^2 * steps <= 2^27";
 
@@ -370,6 +400,7 @@ fn parse_args() -> Args {
         threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
         reps: 2,
         reference: false,
+        team: false,
     };
     let mut reference = None;
     let mut it = std::env::args().skip(1);
@@ -394,6 +425,7 @@ fn parse_args() -> Args {
             }
             "--reference" => reference = Some(true),
             "--no-reference" => reference = Some(false),
+            "--team" => args.team = true,
             _ => usage(),
         }
     }
@@ -417,7 +449,14 @@ fn main() {
         threads,
         reps,
         reference: check_reference,
+        team,
     } = parse_args();
+    let split = if team { Method::Team } else { Method::Split };
+    let split_label = if team {
+        "mbarrier::Team      (boundary rows, seat arrive, interior, wait) "
+    } else {
+        "mbarrier::Barrier   (boundary rows, arrive, interior, wait)"
+    };
     println!(
         "heat: {n} x {n} grid ({:.1} M cells), {steps} steps, {threads} threads (one row band each), \
          best of {reps}",
@@ -429,7 +468,7 @@ fn main() {
     let mut best = [Duration::MAX; 2];
     let mut grids = Vec::new();
     for _ in 0..reps {
-        for (i, method) in [Method::Std, Method::Split].into_iter().enumerate() {
+        for (i, method) in [Method::Std, split].into_iter().enumerate() {
             let (grid, time) = run(method, n, steps, threads);
             best[i] = best[i].min(time);
             grids.push(grid);
@@ -439,10 +478,7 @@ fn main() {
         "  std::sync::Barrier  (update all rows, wait)                 {:7.3} s",
         best[0].as_secs_f64()
     );
-    println!(
-        "  mbarrier::Barrier   (boundary rows, arrive, interior, wait) {:7.3} s",
-        best[1].as_secs_f64()
-    );
+    println!("  {split_label:<60}{:7.3} s", best[1].as_secs_f64());
 
     let split_grid = grids.pop().expect("at least one run");
     for (i, grid) in grids.iter().enumerate() {

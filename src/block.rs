@@ -1,15 +1,29 @@
 //! `BlockBarrier`: `__syncthreads` and its reducing variants
-//! (`__syncthreads_count`, `_and`, `_or`), built on [`Barrier`].
+//! (`__syncthreads_count`, `_and`, `_or`), built on a [`Team`], and
+//! `BlockSeat`, a thread's seat in it.
+//!
+//! # Seats or seat-less
+//!
+//! Threads that know their rank sync through a [`BlockSeat`], so that the
+//! block scales like a `Team` (its combining tree); the seat-less `sync*`
+//! methods arrive on the team's word directly, like a plain `Barrier`. The
+//! two do not mix (a seat-less arrival would bypass the tree and miscount
+//! it): `mode` records which one the block was first used with, and the
+//! other panics before it changes anything.
 //!
 //! # The reduction, and why phases never mix
 //!
-//! Beside a plain `Barrier` (no completion function, so a phase completes and
-//! the next starts in one atomic step) live four counters, one per phase
-//! modulo 4. A thread's call of a `sync*` method in phase `k`:
+//! Beside the team (no completion function, so a phase completes and the
+//! next starts in one atomic step) live four counters, one per phase modulo
+//! 4, each holding two counts: true predicates (`sync_count`, `sync_or`) in
+//! the low half, false ones (`sync_and`) in the high half. Counting the false
+//! ones makes `sync_and` independent of how many threads are left: a thread
+//! that left (its seat dropped) takes no part in later phases. A thread's
+//! call of a `sync*` method in phase `k`:
 //!
 //! 1. reads the barrier's phase: exactly `k` (modulo 4; see below);
-//! 2. if its predicate holds, adds 1 to `count[k]` (`Relaxed`);
-//! 3. calls `arrive_and_wait` on the barrier (phase `k`);
+//! 2. if its predicate counts, adds 1 to its half of `count[k]` (`Relaxed`);
+//! 3. arrives and waits in phase `k` (through its seat, or on the word);
 //! 4. reads `count[k]` (`Relaxed`): that is the result;
 //! 5. if it was the phase's leader (its arrival completed the phase), clears
 //!    `count[k + 2]`, the counter of phase `k - 2` and of phase `k + 2`.
@@ -18,12 +32,20 @@
 //! word had moved on to phase `k`, and phase `k` cannot complete without this
 //! thread's arrival; its own load cannot see an older value (coherence).
 //!
+//! An *arrival* below is a `Release` RMW that reaches the word: a seat-less
+//! one is an RMW of the word; a seat's is an RMW of its tree node, carried by
+//! the `AcqRel` RMWs of the climb to the root's combined arrival, an RMW of
+//! the word (team.rs, points 1 and 2). Either way it happens-before that
+//! phase's combined (or own) RMW of the word, which is `Release`, and a later
+//! RMW of the word that is `AcqRel` (the next completions) synchronizes with
+//! it, since every change of the word is an RMW (release sequences).
+//!
 //! Why the clear in step 5 is safe and in time, for `c = count[k + 2]`:
 //! - Every read of `c` in phase `k - 2` happens-before it: the reader's
-//!   arrival in phase `k - 1` (a `Release` RMW) is sequenced after its read,
-//!   and the leader's arrival that completed phase `k` is an `AcqRel` RMW
-//!   later in the word's modification order, all of whose changes are RMWs
-//!   (release sequences). So no read of phase `k - 2` sees the 0.
+//!   arrival in phase `k - 1` is sequenced after its read and happens-before
+//!   the completion of phase `k - 1`, and the leader's arrival that completed
+//!   phase `k` is an `AcqRel` RMW later in the word's modification order. So
+//!   no read of phase `k - 2` sees the 0.
 //! - It happens-before every add of phase `k + 2`: it is sequenced before the
 //!   leader's arrival in phase `k + 1`, and the adders of phase `k + 2` were
 //!   released from phase `k + 1` by an `Acquire` of the word that only that
@@ -33,27 +55,50 @@
 //! `count[k]` before phase `k`'s adds is the clear by the leader of phase
 //! `k - 2` (or the initial 0), which happens-before them (above); every add
 //! of phase `k` happens-before the read (the add precedes the adder's
-//! `Release` arrival, the read follows the reader's `Acquire` wait); and the
-//! next writes (the clear by the leader of phase `k + 2`, the adds of phase
+//! arrival, the read follows the reader's `Acquire` wait); and the next
+//! writes (the clear by the leader of phase `k + 2`, the adds of phase
 //! `k + 4`) happen-after the reader's arrival in phase `k + 1`, which follows
-//! the read. By coherence the read sees 0 plus one per true predicate of
+//! the read. By coherence the read sees 0 plus one per counted predicate of
 //! phase `k`: the same value for every thread, and never a neighbour phase's.
 //!
-//! The cost over `Barrier::arrive_and_wait`: one `Relaxed` load of the word,
-//! at most one `fetch_add` and one load of a counter on its own cache line,
-//! and one store by the leader. No lock, no completion function.
+//! A seat that leaves (a `BlockSeat` dropped) makes an arrival without a
+//! `sync*`, and if that arrival completes the phase, no `sync*` caller leads
+//! it and nobody would clear `count[k + 2]`. So a leaving seat clears it
+//! itself, *before* its arrival in phase `k`: that is after every read of
+//! phase `k - 2` (the seat's last wait returned, so phase `k - 1` completed,
+//! after every reader's arrival in it) and before every add of phase `k + 2`
+//! (its arrival happens-before phase `k`'s completion, which is before phase
+//! `k + 1`'s in the word's modification order). A second clear by the
+//! phase's leader is harmless.
+//!
+//! The cost over an arrival and wait: one `Relaxed` load of the word, at most
+//! one `fetch_add` and one load of a counter on its own cache line, and one
+//! store by the leader. No lock, no completion function.
 //!
 //! The argument needs every thread to make exactly one arrival per call, which
-//! holds as long as only the `sync*` methods touch the barrier (the inner
-//! [`Barrier`] is private). A group that breaks CUDA's rule (a thread
-//! skipping a `sync*` the others make, or more than `n` threads using it)
-//! gets unspecified results, but never memory unsafety.
+//! holds as long as only the `sync*` methods touch the team (it is private).
+//! A group that breaks CUDA's rule (a thread skipping a `sync*` the others
+//! make, or more than `n` threads using it) gets unspecified results, but
+//! never memory unsafety.
 
+#[cfg(doc)]
 use crate::barrier::Barrier;
-use crate::op::Poisoned;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, ClaimU64, Ordering};
+use crate::team::{Seat, Team};
 use crossbeam_utils::CachePadded;
 use std::fmt;
+
+/// `mode`: not used yet.
+const UNUSED: u64 = 0;
+/// `mode`: synced seat-less (`BlockBarrier::sync*`).
+const SEATLESS: u64 = 1;
+/// `mode`: a seat was taken.
+const SEATS: u64 = 2;
+
+/// A counted true predicate (low half of a counter).
+const TRUE: u64 = 1;
+/// A counted false predicate of `sync_and` (high half of a counter).
+const FALSE: u64 = 1 << 32;
 
 /// One predicate counter per phase modulo 4, each on its own cache line: the
 /// adds of phase `k + 1` start while slow threads still read phase `k`'s.
@@ -69,9 +114,21 @@ type Counts = [CachePadded<AtomicU64>; 4];
 /// the group after it, so the barrier orders "shared memory" exchanges.
 ///
 /// The reducing variants give every thread of a phase the same answer, built
-/// from exactly that phase's predicates. Built on a [`Barrier`]; the
+/// from exactly that phase's predicates. Built on a [`Team`]; the
 /// reduction adds at most one `fetch_add`, two loads and (for one thread
 /// per phase) one store per call, and no lock.
+///
+/// # Seats
+///
+/// Threads that know their rank should sync through their
+/// [`seat`](BlockBarrier::seat), so that a large block scales like a
+/// [`Team`]; [`launch`](crate::launch) does that. A block is used either
+/// through seats or seat-less (the `sync*` methods on the barrier), not
+/// both: the first seat-less sync after a seat was taken, or taking a seat
+/// after a seat-less sync, panics and changes nothing. A seat dropped
+/// normally leaves the block (later phases owe one arrival fewer, and
+/// `sync_and` no longer waits for its predicate); dropped while its thread
+/// unwinds, it poisons the block.
 ///
 /// # Poisoning
 ///
@@ -84,9 +141,9 @@ type Counts = [CachePadded<AtomicU64>; 4];
 ///
 /// If the threads do not all make the same calls (a thread skips a `sync*`,
 /// or more than `n` threads use the barrier), the results are unspecified (a
-/// hang, or a wrong count), but memory safety holds. `sync()` and
-/// `sync_count()` may be mixed within one phase: those calling `sync()` count
-/// as false.
+/// hang, or a wrong count), but memory safety holds. `sync()` may be mixed
+/// with another variant within one phase: its callers count as false for
+/// `sync_count` and `sync_or`, and are not counted by `sync_and`.
 ///
 /// # Examples
 ///
@@ -106,9 +163,12 @@ type Counts = [CachePadded<AtomicU64>; 4];
 /// assert_eq!(counts, [2, 2, 2, 2]);
 /// ```
 pub struct BlockBarrier {
-    barrier: Barrier,
+    team: Team,
     counts: Counts,
     threads: usize,
+    /// [`UNUSED`], [`SEATLESS`] or [`SEATS`]: set once, orders nothing, so
+    /// a plain std atomic under the model checkers too.
+    mode: ClaimU64,
 }
 
 impl BlockBarrier {
@@ -134,9 +194,10 @@ impl BlockBarrier {
             threads,
         );
         BlockBarrier {
-            barrier: Barrier::new(threads),
+            team: Team::new(threads),
             counts: std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
             threads,
+            mode: ClaimU64::new(UNUSED),
         }
     }
 
@@ -181,7 +242,8 @@ impl BlockBarrier {
     #[track_caller]
     #[inline]
     pub fn sync(&self) {
-        self.reduce(false);
+        self.seatless("sync()");
+        self.reduce(0, || self.team.arrive_and_wait().is_leader());
     }
 
     /// Waits like [`sync`](BlockBarrier::sync) and returns for how many
@@ -213,43 +275,93 @@ impl BlockBarrier {
     #[inline]
     #[must_use = "use `sync()` if the count is not needed"]
     pub fn sync_count(&self, pred: bool) -> usize {
-        self.reduce(pred) as usize
+        self.seatless("sync_count(_)");
+        let leader = || self.team.arrive_and_wait().is_leader();
+        trues(self.reduce(if pred { TRUE } else { 0 }, leader))
     }
 
-    /// One phase: steps 1–5 of the module docs. Returns the phase's count.
+    /// Takes the seat of `rank`, through which that thread syncs; each rank
+    /// once. A block used through seats cannot also be synced seat-less.
+    ///
+    /// # Panics
+    ///
+    /// If `rank >= threads()`, if that rank's seat was taken before, or if
+    /// the block was already synced seat-less.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(4);
+    /// let counts: Vec<usize> = std::thread::scope(|s| {
+    ///     let handles: Vec<_> = (0..4)
+    ///         .map(|rank| {
+    ///             let seat = block.seat(rank);
+    ///             s.spawn(move || seat.sync_count(seat.rank() < 3))
+    ///         })
+    ///         .collect();
+    ///     handles.into_iter().map(|h| h.join().unwrap()).collect()
+    /// });
+    /// assert_eq!(counts, [3; 4]);
+    /// ```
     #[track_caller]
-    #[inline]
-    fn reduce(&self, pred: bool) -> u64 {
-        match self.reduce_with(pred, false) {
-            Ok(count) => count,
-            Err(Poisoned) => unreachable!("only the quiet path returns Poisoned"),
+    pub fn seat(&self, rank: usize) -> BlockSeat<'_> {
+        assert!(
+            rank < self.threads,
+            "mbarrier: BlockBarrier::seat({rank}): rank out of range: the block has {} threads (ranks 0 ..= {})",
+            self.threads,
+            self.threads - 1
+        );
+        // Relaxed: the mode only tells the two uses apart; it orders nothing.
+        match self
+            .mode
+            .compare_exchange(UNUSED, SEATS, Ordering::Relaxed, Ordering::Relaxed)
+        {
+            Ok(_) | Err(SEATS) => {}
+            Err(_) => panic!(
+                "mbarrier: BlockBarrier::seat({rank}): the block was already synced seat-less; a BlockBarrier is used either through seats or seat-less, not both"
+            ),
+        }
+        match self.team.try_seat(rank) {
+            Some(seat) => BlockSeat { block: self, seat },
+            None => panic!(
+                "mbarrier: BlockBarrier::seat({rank}): the seat of rank {rank} was already taken (each rank once)"
+            ),
         }
     }
 
-    /// The phase of a [`launch`](crate::launch)ed block's `sync*`: as
-    /// [`reduce`](Self::reduce), but a poisoned barrier returns
-    /// `Err(Poisoned)` instead of panicking, so that `launch` can unwind the
-    /// thread without a second panic report (SPEC §4: one report per root
-    /// cause).
+    /// A seat-less sync: panics (changing nothing) if seats were taken.
     #[track_caller]
     #[inline]
-    pub(crate) fn reduce_unless_poisoned(&self, pred: bool) -> Result<u64, Poisoned> {
-        self.reduce_with(pred, true)
+    fn seatless(&self, op: &str) {
+        // Relaxed: as in `seat`.
+        let mode = self.mode.load(Ordering::Relaxed);
+        if mode == SEATLESS {
+            return;
+        }
+        let taken = mode == SEATS
+            || self
+                .mode
+                .compare_exchange(UNUSED, SEATLESS, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err_and(|m| m == SEATS);
+        if taken {
+            panic!(
+                "mbarrier: BlockBarrier::{op}: seat-less sync of a block whose threads took seats; sync through the BlockSeat (a BlockBarrier is used either through seats or seat-less, not both)"
+            );
+        }
     }
 
+    /// One phase: steps 1–5 of the module docs; `add` is this thread's
+    /// predicate count, `arrive_and_wait` its arrival and wait (whether it
+    /// led). Returns the phase's counter.
     #[track_caller]
     #[inline]
-    fn reduce_with(&self, pred: bool, quiet: bool) -> Result<u64, Poisoned> {
-        let k = usize::from(self.barrier.phase());
-        if pred {
+    fn reduce(&self, add: u64, arrive_and_wait: impl FnOnce() -> bool) -> u64 {
+        let k = usize::from(self.team.phase());
+        if add != 0 {
             // Relaxed: the arrival below (a Release RMW) carries the add.
-            self.counts[k].fetch_add(1, Ordering::Relaxed);
+            self.counts[k].fetch_add(add, Ordering::Relaxed);
         }
-        let leader = if quiet {
-            self.barrier.arrive_and_wait_unless_poisoned()?.is_leader()
-        } else {
-            self.barrier.arrive_and_wait().is_leader()
-        };
+        let leader = arrive_and_wait();
         // Relaxed: the wait's Acquire ordered every add of the phase before
         // this load, and the next clear comes after our next arrival.
         let count = self.counts[k].load(Ordering::Relaxed);
@@ -258,7 +370,7 @@ impl BlockBarrier {
             // k - 2 and before every add of phase k + 2 (module docs).
             self.counts[(k + 2) % 4].store(0, Ordering::Relaxed);
         }
-        Ok(count)
+        count
     }
 
     /// Waits like [`sync`](BlockBarrier::sync) and returns whether `pred`
@@ -280,7 +392,9 @@ impl BlockBarrier {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_and(&self, pred: bool) -> bool {
-        self.reduce(pred) == self.threads as u64
+        self.seatless("sync_and(_)");
+        let leader = || self.team.arrive_and_wait().is_leader();
+        falses(self.reduce(if pred { 0 } else { FALSE }, leader)) == 0
     }
 
     /// Waits like [`sync`](BlockBarrier::sync) and returns whether `pred`
@@ -307,7 +421,9 @@ impl BlockBarrier {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_or(&self, pred: bool) -> bool {
-        self.reduce(pred) > 0
+        self.seatless("sync_or(_)");
+        let leader = || self.team.arrive_and_wait().is_leader();
+        trues(self.reduce(if pred { TRUE } else { 0 }, leader)) > 0
     }
 
     /// Poisons the barrier, for a member of the group that failed: every
@@ -323,7 +439,7 @@ impl BlockBarrier {
     /// assert!(std::panic::catch_unwind(|| barrier.sync()).is_err());
     /// ```
     pub fn poison(&self) {
-        self.barrier.poison();
+        self.team.poison();
     }
 
     /// Whether the barrier is poisoned.
@@ -335,7 +451,7 @@ impl BlockBarrier {
     /// ```
     #[must_use]
     pub fn is_poisoned(&self) -> bool {
-        self.barrier.is_poisoned()
+        self.team.is_poisoned()
     }
 }
 
@@ -346,10 +462,194 @@ impl fmt::Debug for BlockBarrier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BlockBarrier")
             .field("threads", &self.threads)
-            .field("barrier", &self.barrier)
+            .field("barrier", &*self.team)
+            .finish()
+    }
+}
+
+fn trues(count: u64) -> usize {
+    (count & (FALSE - 1)) as usize
+}
+
+fn falses(count: u64) -> usize {
+    (count >> 32) as usize
+}
+
+/// One thread's seat in a [`BlockBarrier`] ([`BlockBarrier::seat`]): it
+/// syncs through the block's combining tree, like a [`Seat`] of a [`Team`].
+///
+/// `Send`, not `Sync`. Dropped normally, it leaves the block (later phases
+/// owe one arrival fewer); dropped while its thread unwinds, it poisons the
+/// block.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// let block = mbarrier::BlockBarrier::new(8);
+/// let shared: Vec<AtomicUsize> = (0..8).map(|_| AtomicUsize::new(0)).collect();
+/// std::thread::scope(|s| {
+///     for rank in 0..8 {
+///         let (seat, shared) = (block.seat(rank), &shared);
+///         s.spawn(move || {
+///             shared[rank].store(rank + 1, Ordering::Relaxed);
+///             seat.sync();
+///             assert_eq!(shared[(rank + 1) % 8].load(Ordering::Relaxed), (rank + 1) % 8 + 1);
+///         });
+///     }
+/// });
+/// ```
+pub struct BlockSeat<'a> {
+    block: &'a BlockBarrier,
+    seat: Seat<'a>,
+}
+
+impl<'a> BlockSeat<'a> {
+    /// This seat's rank.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(2);
+    /// assert_eq!(block.seat(1).rank(), 1);
+    /// ```
+    #[must_use]
+    pub fn rank(&self) -> usize {
+        self.seat.rank()
+    }
+
+    /// The block this seat belongs to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(3);
+    /// assert_eq!(block.seat(0).block().threads(), 3);
+    /// ```
+    #[must_use]
+    pub fn block(&self) -> &'a BlockBarrier {
+        self.block
+    }
+
+    fn arrive_and_wait(&self) -> bool {
+        self.seat.arrive_and_wait().is_leader()
+    }
+
+    /// `__syncthreads()` through this seat; see [`BlockBarrier::sync`].
+    ///
+    /// # Panics
+    ///
+    /// If the block is poisoned, before or while waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(1);
+    /// block.seat(0).sync();
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn sync(&self) {
+        self.block.reduce(0, || self.arrive_and_wait());
+    }
+
+    /// `__syncthreads_count(pred)` through this seat; see
+    /// [`BlockBarrier::sync_count`].
+    ///
+    /// # Panics
+    ///
+    /// As [`sync`](BlockSeat::sync).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(1);
+    /// assert_eq!(block.seat(0).sync_count(true), 1);
+    /// ```
+    #[track_caller]
+    #[inline]
+    #[must_use = "use `sync()` if the count is not needed"]
+    pub fn sync_count(&self, pred: bool) -> usize {
+        trues(
+            self.block
+                .reduce(if pred { TRUE } else { 0 }, || self.arrive_and_wait()),
+        )
+    }
+
+    /// `__syncthreads_and(pred)` through this seat; see
+    /// [`BlockBarrier::sync_and`]. Seats that left are not counted.
+    ///
+    /// # Panics
+    ///
+    /// As [`sync`](BlockSeat::sync).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(1);
+    /// let seat = block.seat(0);
+    /// assert!(seat.sync_and(true));
+    /// assert!(!seat.sync_and(false));
+    /// ```
+    #[track_caller]
+    #[inline]
+    #[must_use = "use `sync()` if the answer is not needed"]
+    pub fn sync_and(&self, pred: bool) -> bool {
+        falses(
+            self.block
+                .reduce(if pred { 0 } else { FALSE }, || self.arrive_and_wait()),
+        ) == 0
+    }
+
+    /// `__syncthreads_or(pred)` through this seat; see
+    /// [`BlockBarrier::sync_or`].
+    ///
+    /// # Panics
+    ///
+    /// As [`sync`](BlockSeat::sync).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(1);
+    /// assert!(block.seat(0).sync_or(true));
+    /// ```
+    #[track_caller]
+    #[inline]
+    #[must_use = "use `sync()` if the answer is not needed"]
+    pub fn sync_or(&self, pred: bool) -> bool {
+        trues(
+            self.block
+                .reduce(if pred { TRUE } else { 0 }, || self.arrive_and_wait()),
+        ) > 0
+    }
+}
+
+impl Drop for BlockSeat<'_> {
+    /// Leaves the block (the seat's own drop: poisons if unwinding), after
+    /// clearing the counter its leave could leave uncleared (module docs).
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let k = usize::from(self.seat.next_phase());
+            // Relaxed: ordered by this seat's last wait and its leave's
+            // arrival, as the leader's clear is (module docs).
+            self.block.counts[(k + 2) % 4].store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+impl fmt::Debug for BlockSeat<'_> {
+    /// E.g. `BlockSeat { rank: 3, threads: 16 }`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockSeat")
+            .field("rank", &self.rank())
+            .field("threads", &self.block.threads)
             .finish()
     }
 }
 
 #[cfg(not(any(loom, shuttle)))]
 static_assertions::assert_impl_all!(BlockBarrier: Send, Sync, std::panic::RefUnwindSafe);
+static_assertions::assert_impl_all!(BlockSeat<'static>: Send);
+static_assertions::assert_not_impl_any!(BlockSeat<'static>: Sync);

@@ -73,6 +73,11 @@ fn running_completion_of(barrier: usize) -> bool {
     false
 }
 
+/// Whether this thread is running the completion function of the barrier `key`.
+pub(crate) fn running(key: usize) -> bool {
+    running_completion_of(key)
+}
+
 /// Panics if this thread is running the completion function of the barrier
 /// `key`, where `op` would deadlock.
 #[track_caller]

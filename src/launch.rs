@@ -1,7 +1,9 @@
 //! `launch` and `Block`: a CUDA thread block on CPU threads.
 //!
 //! `launch(n, kernel)` runs `kernel` on `n` scoped threads sharing one
-//! [`BlockBarrier`]. A thread whose kernel panics poisons that barrier, so
+//! [`BlockBarrier`], each syncing through its own [`BlockSeat`] (so a large
+//! block gets the team's combining tree; a thread whose kernel returns early
+//! leaves the block). A thread whose kernel panics poisons that barrier, so
 //! the others leave their `sync*` instead of hanging; once every thread has
 //! ended, `launch` re-raises the root cause: the first panic caught that is
 //! not itself a poisoned-barrier panic, with its payload.
@@ -10,18 +12,19 @@
 //!
 //! A `panic!` goes through the panic hook (which prints it) before it
 //! unwinds; [`std::panic::resume_unwind`] does not. So a thread that finds
-//! the block's barrier poisoned in a [`Block`]'s `sync*` does not panic: its
-//! sync returns `Poisoned` instead (`BlockBarrier::reduce_unless_poisoned`)
-//! and the thread unwinds with `resume_unwind` of a private [`BlockPoisoned`]
-//! payload. The root cause went through the hook when it happened; `launch`
+//! the block's barrier poisoned in a [`Block`]'s `sync*` does not panic: the
+//! sync runs under `op::quietly`, where a poisoned-barrier panic becomes a
+//! `resume_unwind` of the private payload `op::QuietPoison`. (Only the
+//! block's own barrier is touched inside a `Block::sync*`, so no other
+//! barrier's panic is silenced.) The root cause went through the hook when it happened; `launch`
 //! re-raises it with `resume_unwind`, so it is reported once. Panics of the
 //! user's own barriers, and misuse of the block's barrier through
 //! [`Block::barrier`], are ordinary panics and are reported as usual. If no
 //! thread panicked of its own (someone called `block.barrier().poison()`),
 //! `launch` raises one ordinary panic saying so.
 
-use crate::block::BlockBarrier;
-use crate::op::{self, Poisoned, POISONED};
+use crate::block::{BlockBarrier, BlockSeat};
+use crate::op::{self, QuietPoison, POISONED};
 use crate::sync::{AtomicU64, Ordering};
 use std::any::Any;
 use std::fmt;
@@ -42,7 +45,8 @@ use std::panic::{self, AssertUnwindSafe};
 /// ```
 pub struct Block<'a> {
     rank: usize,
-    barrier: &'a BlockBarrier,
+    /// This thread's seat: its syncs go through the block's combining tree.
+    seat: BlockSeat<'a>,
 }
 
 impl Block<'_> {
@@ -69,7 +73,7 @@ impl Block<'_> {
     /// ```
     #[must_use]
     pub fn size(&self) -> usize {
-        self.barrier.threads()
+        self.seat.block().threads()
     }
 
     /// Waits for every thread of the block: `__syncthreads()`,
@@ -100,7 +104,7 @@ impl Block<'_> {
     #[track_caller]
     #[inline]
     pub fn sync(&self) {
-        self.reduce(false);
+        op::quietly(|| self.seat.sync());
     }
 
     /// `__syncthreads_count(pred)`; see [`BlockBarrier::sync_count`].
@@ -119,7 +123,7 @@ impl Block<'_> {
     #[inline]
     #[must_use = "use `sync()` if the count is not needed"]
     pub fn sync_count(&self, pred: bool) -> usize {
-        self.reduce(pred) as usize
+        op::quietly(|| self.seat.sync_count(pred))
     }
 
     /// `__syncthreads_and(pred)`; see [`BlockBarrier::sync_and`].
@@ -138,7 +142,7 @@ impl Block<'_> {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_and(&self, pred: bool) -> bool {
-        self.reduce(pred) == self.size() as u64
+        op::quietly(|| self.seat.sync_and(pred))
     }
 
     /// `__syncthreads_or(pred)`; see [`BlockBarrier::sync_or`].
@@ -157,18 +161,7 @@ impl Block<'_> {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_or(&self, pred: bool) -> bool {
-        self.reduce(pred) > 0
-    }
-
-    /// One phase of the block's barrier; on a poisoned barrier, unwinds
-    /// without a panic report (module docs).
-    #[track_caller]
-    #[inline]
-    fn reduce(&self, pred: bool) -> u64 {
-        match self.barrier.reduce_unless_poisoned(pred) {
-            Ok(count) => count,
-            Err(Poisoned) => panic::resume_unwind(Box::new(BlockPoisoned)),
-        }
+        op::quietly(|| self.seat.sync_or(pred))
     }
 
     /// The block's barrier, e.g. to hand to code written against
@@ -182,7 +175,7 @@ impl Block<'_> {
     /// ```
     #[must_use]
     pub fn barrier(&self) -> &BlockBarrier {
-        self.barrier
+        self.seat.block()
     }
 }
 
@@ -195,10 +188,6 @@ impl fmt::Debug for Block<'_> {
             .finish()
     }
 }
-
-/// The payload with which a thread leaves a `sync*` of its block's poisoned
-/// barrier: a consequence of another thread's failure, not a root cause.
-struct BlockPoisoned;
 
 /// How one thread's kernel ended.
 enum Outcome<R> {
@@ -282,7 +271,7 @@ where
         for rank in 0..threads {
             let block = Block {
                 rank,
-                barrier: &barrier,
+                seat: barrier.seat(rank),
             };
             let (kernel, caught) = (&kernel, &caught);
             let spawned = std::thread::Builder::new()
@@ -328,7 +317,7 @@ where
     }
     if let Some((_, _, payload)) = root {
         drop(results);
-        if payload.is::<BlockPoisoned>() {
+        if payload.is::<QuietPoison>() {
             // Nobody panicked of their own: the barrier was poisoned by hand.
             panic!("{POISONED} by poison() (seen by the block's sync)");
         }
@@ -345,7 +334,7 @@ fn run<R>(block: &Block<'_>, kernel: &impl Fn(&Block<'_>) -> R, caught: &AtomicU
         Err(payload) => {
             // Relaxed: only numbers the panics; the payload travels through join.
             let order = caught.fetch_add(1, Ordering::Relaxed);
-            block.barrier.poison();
+            block.barrier().poison();
             Outcome::Panicked(order, payload)
         }
     }
@@ -354,7 +343,7 @@ fn run<R>(block: &Block<'_>, kernel: &impl Fn(&Block<'_>) -> R, caught: &AtomicU
 /// Whether a panic payload is the crate's "barrier poisoned" panic, i.e. a
 /// consequence of another thread's failure rather than a root cause.
 fn is_poisoned_panic(payload: &(dyn Any + Send)) -> bool {
-    if payload.is::<BlockPoisoned>() {
+    if payload.is::<QuietPoison>() {
         return true;
     }
     let message = payload

@@ -22,7 +22,12 @@
 //! - [`ArrivalToken`]: proof of an arrival, waited on with [`Barrier::wait`].
 //! - [`BarrierWaitResult`]: what [`Barrier::arrive_and_wait`] returns (`is_leader`).
 //! - [`Completion`]: the (sealed) bound on a barrier's completion function.
-//! - [`BlockBarrier`]: `__syncthreads()` and `__syncthreads_count/and/or`.
+//! - [`Team`] and [`Seat`] (with [`Seats`]): a `Barrier` with a combining
+//!   tree in front of its word, for many threads: each takes its seat once
+//!   and arrives through it, and the word is updated about once per phase.
+//!   Pick it over a `Barrier` when more than a few threads share one.
+//! - [`BlockBarrier`]: `__syncthreads()` and `__syncthreads_count/and/or`;
+//!   threads that know their rank sync through a [`BlockSeat`] (its `Team`).
 //! - [`WarpBarrier`]: `__syncwarp(mask)` for up to 64 lanes.
 //! - [`launch`] and [`Block`]: run a closure on a CPU "thread block", with
 //!   `thread_rank()`, `size()` and `sync()` as in `cooperative_groups`.
@@ -48,7 +53,7 @@
 //! 8 bytes. The thread that completes a phase wakes the parked threads only
 //! if there are any. This holds for every blocking wait ([`Barrier::wait`],
 //! [`Barrier::arrive_and_wait`], [`Barrier::wait_parity`], the timed waits,
-//! [`BlockBarrier::sync`], [`WarpBarrier::sync`]). The measurements behind
+//! [`BlockBarrier::sync`], [`Team`]'s seats, [`WarpBarrier::sync`]). The measurements behind
 //! the policy, with more threads than cores and under foreign load, are in
 //! the package's [`benches/RESULTS.md`](https://docs.rs/crate/mbarrier/latest/source/benches/RESULTS.md).
 //!
@@ -98,14 +103,16 @@ mod op;
 mod park;
 mod state;
 mod sync;
+mod team;
 mod token;
 mod wait;
 mod warp;
 
 pub use barrier::Barrier;
-pub use block::BlockBarrier;
+pub use block::{BlockBarrier, BlockSeat};
 pub use completion::Completion;
 pub use launch::{launch, Block};
+pub use team::{Seat, Seats, Team};
 pub use token::{ArrivalToken, BarrierWaitResult};
 pub use warp::WarpBarrier;
 

@@ -4,15 +4,38 @@
 //! (`mbarrier: <operation>: <what was wrong, with the numbers>`).
 
 use crate::state::{self, Poison, Snapshot};
+use crate::sync::thread_local;
+use std::cell::Cell;
 use std::fmt;
 
 /// Prefix of every panic message caused by a poisoned barrier; `launch` uses
 /// it to tell a root-cause panic from its consequences.
 pub(crate) const POISONED: &str = "mbarrier: barrier poisoned";
 
-/// What the non-panicking paths (for `launch`'s one report per root cause)
-/// return where the public operations panic on a poisoned barrier.
-pub(crate) struct Poisoned;
+/// The payload with which a thread leaves a poisoned barrier inside
+/// [`quietly`]: a consequence of another thread's failure, not a root cause.
+pub(crate) struct QuietPoison;
+
+thread_local! {
+    /// Whether this thread's poisoned-barrier panics are silent ([`quietly`]).
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with this thread's poisoned-barrier panics turned into a
+/// `resume_unwind` of [`QuietPoison`], which skips the panic hook (nothing
+/// is printed): `launch`'s one report per root cause (SPEC §4). Misuse
+/// panics stay ordinary panics.
+pub(crate) fn quietly<R>(f: impl FnOnce() -> R) -> R {
+    /// Restores the flag, also when `f` unwinds.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            QUIET.with(|q| q.set(self.0));
+        }
+    }
+    let _restore = Restore(QUIET.with(|q| q.replace(true)));
+    f()
+}
 
 /// A mutating operation with its arguments, for the checks and the messages.
 #[derive(Clone, Copy)]
@@ -25,6 +48,46 @@ pub(crate) enum Op {
     ExpectTx(u32),
     CompleteTx(u32),
     ArriveAndWait,
+    /// An arrival of a `Team`'s seats on the word (team.rs): `arrivals`
+    /// seats arrive and `drops` of them leave, plus `tx`; the seat operation
+    /// the user called names it in messages. `quiet`: a seat's drop, which
+    /// never panics, does nothing on a poisoned or retired word instead.
+    Seat {
+        call: SeatCall,
+        arrivals: u32,
+        drops: u32,
+        tx: u32,
+        quiet: bool,
+    },
+    /// A flat team's seat leaving (team.rs): in the phase it last arrived in
+    /// (`arrived_in`, still running) that is a drop without an arrival; in
+    /// the next phase an arrival and a drop. Quiet, as a seat's drop.
+    SeatLeave {
+        call: SeatCall,
+        arrived_in: u8,
+    },
+}
+
+/// The seat operation a user called, for the messages of [`Op::Seat`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SeatCall {
+    Arrive,
+    ArriveAndWait,
+    ArriveTx(u32),
+    ArriveAndDrop,
+    Drop,
+}
+
+impl fmt::Display for SeatCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            SeatCall::Arrive => f.write_str("Seat::arrive()"),
+            SeatCall::ArriveAndWait => f.write_str("Seat::arrive_and_wait()"),
+            SeatCall::ArriveTx(tx) => write!(f, "Seat::arrive_tx({tx})"),
+            SeatCall::ArriveAndDrop => f.write_str("Seat::arrive_and_drop()"),
+            SeatCall::Drop => f.write_str("drop(Seat)"),
+        }
+    }
 }
 
 /// What an operation found wrong with the word; nothing was changed.
@@ -34,8 +97,8 @@ pub(crate) enum Misuse {
     Zero,
     /// The barrier is poisoned (the snapshot says why).
     Poisoned(Snapshot),
-    /// Every participant dropped out and the last phase completed.
-    Retired,
+    /// Every participant dropped out and the last phase completed (the word).
+    Retired(Snapshot),
     /// More arrivals than the phase still owes.
     TooMany { pending: u32, expected: u32 },
     /// The transaction count would leave `-MAX_TX ..= MAX_TX`.
@@ -43,8 +106,9 @@ pub(crate) enum Misuse {
 }
 
 impl Op {
-    /// (arrivals, dropped participants, change of tx).
-    fn delta(self) -> (usize, usize, i64) {
+    /// (arrivals, dropped participants, change of tx) as they apply to the
+    /// running word `s`.
+    fn delta(self, s: Snapshot) -> (usize, usize, i64) {
         match self {
             Op::Arrive | Op::ArriveAndWait => (1, 0, 0),
             Op::ArriveN(n) => (n, 0, 0),
@@ -53,11 +117,31 @@ impl Op {
             Op::ArriveTx(n, tx) => (n, 0, i64::from(tx)),
             Op::ExpectTx(tx) => (0, 0, i64::from(tx)),
             Op::CompleteTx(tx) => (0, 0, -i64::from(tx)),
+            Op::Seat {
+                arrivals,
+                drops,
+                tx,
+                ..
+            } => (arrivals as usize, drops as usize, i64::from(tx)),
+            // A flat seat leaving in the phase it already arrived in owes no
+            // arrival there.
+            Op::SeatLeave { arrived_in, .. } if s.phase() == arrived_in => (0, 1, 0),
+            Op::SeatLeave { .. } => (1, 1, 0),
         }
     }
 
-    fn is_tx_only(self) -> bool {
-        matches!(self, Op::ExpectTx(_) | Op::CompleteTx(_))
+    /// Whether `n must be at least 1` applies (the seat operations compute
+    /// their counts themselves; an `arrive_tx`'s `expect_tx` has none).
+    fn needs_arrival(self) -> bool {
+        !matches!(
+            self,
+            Op::ExpectTx(_) | Op::CompleteTx(_) | Op::Seat { .. } | Op::SeatLeave { .. }
+        )
+    }
+
+    /// A seat's drop: does nothing on a poisoned or retired word.
+    pub(crate) fn quiet(self) -> bool {
+        matches!(self, Op::Seat { quiet: true, .. } | Op::SeatLeave { .. })
     }
 
     /// The running word `s` with this operation applied, or the misuse that
@@ -65,15 +149,15 @@ impl Op {
     #[inline]
     pub(crate) fn apply(self, s: Snapshot) -> Result<Snapshot, Misuse> {
         debug_assert!(!s.is_completing());
-        let (arrivals, drops, dtx) = self.delta();
-        if arrivals == 0 && !self.is_tx_only() {
+        let (arrivals, drops, dtx) = self.delta(s);
+        if arrivals == 0 && self.needs_arrival() {
             return Err(Misuse::Zero);
         }
         if s.poison().is_some() {
             return Err(Misuse::Poisoned(s));
         }
         if s.is_retired() {
-            return Err(Misuse::Retired);
+            return Err(Misuse::Retired(s));
         }
         let pending = s.pending() as usize;
         if arrivals > pending {
@@ -90,7 +174,9 @@ impl Op {
                 to: tx,
             });
         }
-        // `drops <= arrivals <= pending <= expected`, so nothing underflows.
+        // `drops <= arrivals <= pending <= expected`, so nothing underflows; a
+        // flat seat's `SeatLeave` in the phase it arrived in (0 arrivals, 1
+        // drop) has `pending < expected`, since its arrival is in already.
         Ok(s.with_counts(
             (pending - arrivals) as u32,
             s.expected() - drops as u32,
@@ -107,7 +193,7 @@ impl Misuse {
         match self {
             Misuse::Zero => panic!("mbarrier: {op}: n must be at least 1"),
             Misuse::Poisoned(s) => poisoned_panic(op, s),
-            Misuse::Retired => panic!("mbarrier: {op}: the barrier is retired: every participant dropped out and its last phase completed"),
+            Misuse::Retired(_) => panic!("mbarrier: {op}: the barrier is retired: every participant dropped out and its last phase completed"),
             Misuse::TooMany { pending, expected } => panic!(
                 "mbarrier: {op} but only {pending} arrival{} pending in this phase (expected per phase: {expected})",
                 if pending == 1 { " is" } else { "s are" },
@@ -131,6 +217,7 @@ impl fmt::Display for Op {
             Op::ExpectTx(tx) => write!(f, "expect_tx({tx})"),
             Op::CompleteTx(tx) => write!(f, "complete_tx({tx})"),
             Op::ArriveAndWait => f.write_str("arrive_and_wait()"),
+            Op::Seat { call, .. } | Op::SeatLeave { call, .. } => call.fmt(f),
         }
     }
 }
@@ -158,6 +245,9 @@ pub(crate) fn participants(call: fmt::Arguments<'_>, what: &str, n: usize) -> u3
 #[cold]
 #[track_caller]
 pub(crate) fn poisoned_panic(op: impl fmt::Display, s: Snapshot) -> ! {
+    if QUIET.with(Cell::get) {
+        std::panic::resume_unwind(Box::new(QuietPoison));
+    }
     match s.poison() {
         Some(Poison::Completion) => {
             panic!(

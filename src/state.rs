@@ -49,6 +49,7 @@
 //! | [`State::finish_completion`] | completing | the next phase, or poisoned | `Release` |
 //! | [`State::poison`] | running or completing | poisoned, or completing-then-poisoned | `Relaxed` |
 //! | [`State::mark_parked`] | any | the same with `PARKED` | `Relaxed` |
+//! | [`State::latest`] | any | the same (an RMW only to read the latest word) | `Relaxed` |
 //!
 //! # Memory ordering
 //!
@@ -413,6 +414,15 @@ impl State {
         // Relaxed: PARKED publishes nothing; it only tells the waker to wake,
         // and the parking lot's lock orders that against our validate (point 5).
         self.cas(s, s.with_parked(), Ordering::Relaxed)
+    }
+
+    /// The word as an RMW reads it: the latest value in its modification
+    /// order, where a load may return an older one (a `Team` seat tells a
+    /// double arrival from a stale load with it). Changes nothing.
+    pub(crate) fn latest(&self) -> Snapshot {
+        // Relaxed: only tells a double arrival from a stale load; a caller
+        // that goes on re-reads the word with Acquire (team.rs).
+        Snapshot(self.0.fetch_or(0, Ordering::Relaxed))
     }
 
     /// One compare-and-swap; on failure, the value found.

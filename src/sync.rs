@@ -71,6 +71,12 @@ pub(crate) fn spin_hint() {
 /// step that reads no clock), so it is not a model object.
 pub(crate) type HintU64 = std::sync::atomic::AtomicU64;
 
+/// A flag word that only hands something out once (a `Team`'s seat
+/// bitmap, a `BlockBarrier`'s seats-or-seatless mode): no part of any
+/// barrier's synchronization, so a plain std atomic under the model checkers
+/// too, which keeps their state space small.
+pub(crate) type ClaimU64 = std::sync::atomic::AtomicU64;
+
 /// Gives the core to another runnable thread.
 #[inline]
 pub(crate) fn yield_now() {

@@ -97,7 +97,7 @@ const MAX_EXTRA_PAUSES: u32 = 512;
 /// replaced.
 pub(crate) trait Word {
     /// A decoded copy of the word.
-    type Snapshot: Copy;
+    type Snapshot: Copy + PartialEq;
     /// One load of the word.
     fn load(&self, order: Ordering) -> Self::Snapshot;
     /// Whether `PARKED` is set in `s`.
@@ -292,9 +292,14 @@ fn spin<W: Word, T>(
     }
     let budget = policy::spin_budget(policy);
     let mut spent = 0u32;
+    let mut before = s;
     while spent < budget {
-        // (Under a model checker a pause is a yield: no extra ones.)
-        let extra = if sync::MODEL {
+        // The extra pauses make room for arrivals landing on this word, so
+        // only a word seen changing gets them: a `Team`'s word is updated
+        // about once per phase (its arrivals land in its tree), and pausing
+        // there would only delay the waiter. (Under a model checker a pause
+        // is a yield: no extra ones.)
+        let extra = if sync::MODEL || before == s {
             0
         } else {
             W::spin_pauses(s).min(MAX_EXTRA_PAUSES)
@@ -303,6 +308,7 @@ fn spin<W: Word, T>(
             sync::spin_hint();
         }
         spent = spent.saturating_add(1 + extra);
+        before = s;
         // Acquire: a word that `check` accepts ends the wait, and the
         // caller reads what the waker published (state.rs, point 4).
         s = word.load(Ordering::Acquire);

@@ -98,6 +98,7 @@ struct Boom(usize);
 fn a_panicking_thread_releases_the_others_and_launch_re_raises_its_payload() {
     const THREADS: usize = 16;
     let passed = AtomicUsize::new(0);
+    let entered = AtomicUsize::new(0);
     let seen_poisoned = AtomicUsize::new(0);
     let result = watchdog(
         60,
@@ -106,14 +107,16 @@ fn a_panicking_thread_releases_the_others_and_launch_re_raises_its_payload() {
             catch_unwind(AssertUnwindSafe(|| {
                 launch(THREADS, |block| {
                     if block.thread_rank() == 5 {
-                        // Wait until the 15 others have arrived (pending: 1) ...
-                        while !format!("{:?}", block.barrier()).contains("pending: 1,") {
+                        // Wait until the 15 others are in `sync` (their
+                        // arrivals sit in the block's tree, not on the word) ...
+                        while entered.load(Ordering::Relaxed) < THREADS - 1 {
                             std::thread::sleep(Duration::from_millis(1));
                         }
                         // ... and give them time to stop spinning and park.
                         std::thread::sleep(Duration::from_millis(50));
                         std::panic::panic_any(Boom(5));
                     }
+                    entered.fetch_add(1, Ordering::Relaxed);
                     let synced = catch_unwind(|| block.sync());
                     if let Err(payload) = &synced {
                         // Not a panic of its own (tests/launch_report.rs):

@@ -10,7 +10,7 @@
 //! and wrong results; loom-tests/ covers the memory orderings.
 #![cfg(shuttle)]
 
-use mbarrier::{Barrier, BlockBarrier, Completion, WarpBarrier};
+use mbarrier::{Barrier, BlockBarrier, Completion, Team, WarpBarrier};
 use shuttle::sync::atomic::{AtomicUsize, Ordering};
 use shuttle::sync::Arc;
 use shuttle::thread;
@@ -314,4 +314,145 @@ fn warp_nested_masks_many_rounds() {
             handle.join().unwrap();
         }
     });
+}
+
+// ---- Team (SPEC §7): the combining tree under random schedules ----------
+
+/// `seats` seats of a `Team` with fan-in `fan_in` over `phases` phases: seat
+/// `t` stamps its slot before each `arrive_and_wait` and checks the slots of
+/// every seat still in the phase after it; the completion function checks
+/// that each phase got exactly the arrivals of the seats still in it. Some
+/// seats leave part-way, in all three ways: arrive then drop ("from the next
+/// phase on") or `arrive_and_drop` (tests/team.rs has the drop without
+/// arriving).
+fn team_leaves(seats: usize, phases: usize, fan_in: usize, iterations: usize) {
+    let leave_at = move |t: usize| {
+        if t % 3 == 0 {
+            usize::MAX
+        } else {
+            (t * 5) % phases
+        }
+    };
+    // How seat `t` leaves: 1: arrive, then drop; 2: `arrive_and_drop`.
+    let how = |t: usize| t % 3;
+    // Both arrive in the phase they leave in.
+    let live = move |p: usize| (0..seats).filter(|&t| leave_at(t) >= p).count();
+    let run = move || {
+        let stamps: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..seats).map(|_| AtomicUsize::new(usize::MAX)).collect());
+        let arrived: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..=phases).map(|_| AtomicUsize::new(0)).collect());
+        let phase = Arc::new(AtomicUsize::new(0));
+        let team = {
+            let (arrived, phase) = (arrived.clone(), phase.clone());
+            Arc::new(Team::with_completion_and_shape(
+                seats,
+                move || {
+                    let p = phase.fetch_add(1, Ordering::SeqCst);
+                    if p < phases {
+                        assert_eq!(arrived[p].load(Ordering::SeqCst), live(p), "phase {p}");
+                    }
+                },
+                fan_in,
+                0,
+            ))
+        };
+        let handles: Vec<_> = (0..seats)
+            .map(|t| {
+                let (team, stamps, arrived) = (team.clone(), stamps.clone(), arrived.clone());
+                thread::spawn(move || {
+                    let seat = team.seat(t);
+                    for p in 0..phases {
+                        stamps[t].store(p, Ordering::SeqCst);
+                        if p == leave_at(t) {
+                            match how(t) {
+                                1 => {
+                                    arrived[p].fetch_add(1, Ordering::SeqCst);
+                                    drop(seat.arrive());
+                                    drop(seat);
+                                }
+                                _ => {
+                                    arrived[p].fetch_add(1, Ordering::SeqCst);
+                                    seat.arrive_and_drop();
+                                }
+                            }
+                            return;
+                        }
+                        arrived[p].fetch_add(1, Ordering::SeqCst);
+                        seat.arrive_and_wait();
+                        for (u, stamp) in stamps.iter().enumerate() {
+                            if leave_at(u) > p {
+                                let seen = stamp.load(Ordering::SeqCst);
+                                assert!(
+                                    (p..=p + 1).contains(&seen),
+                                    "seat {t}, phase {p}: stamp of {u} is {seen}"
+                                );
+                            }
+                        }
+                    }
+                    std::mem::forget(seat); // stays: the team keeps expecting it
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        assert_eq!(phase.load(Ordering::SeqCst), phases);
+    };
+    let run = std::sync::Arc::new(run);
+    let again = run.clone();
+    shuttle::check_random(move || again(), iterations);
+    shuttle::check_pct(move || run(), iterations, 3);
+}
+
+#[test]
+fn team_eight_seats_binary_tree_with_leaves() {
+    team_leaves(8, 8, 2, iterations() / 2);
+}
+
+#[test]
+fn team_sixteen_seats_fan_in_four_with_leaves() {
+    team_leaves(16, 6, 4, iterations() / 4);
+}
+
+#[test]
+fn team_sixty_four_seats_with_leaves() {
+    team_leaves(64, 4, 4, iterations() / 40);
+}
+
+/// 12 seats (fan-in 2); seat 5 panics in phase `at` while holding its
+/// seat, whose drop while unwinding poisons the team: every other seat
+/// ends with the poisoned panic, none hangs.
+#[test]
+fn team_unwinding_seat_poisons_every_participant() {
+    quiet_poison_panics();
+    const SEATS: usize = 12;
+    let run = std::sync::Arc::new(|| {
+        let team = Arc::new(Team::with_shape(SEATS, 2, 0));
+        let handles: Vec<_> = (0..SEATS)
+            .map(|t| {
+                let team = team.clone();
+                thread::spawn(move || {
+                    let result = catch_unwind(AssertUnwindSafe(|| {
+                        let seat = team.seat(t);
+                        for p in 0.. {
+                            if t == 5 && p == 3 {
+                                panic!("mbarrier: barrier poisoned (test: seat 5 dies)");
+                            }
+                            seat.arrive_and_wait();
+                        }
+                    }));
+                    result.is_err()
+                })
+            })
+            .collect();
+        for handle in handles {
+            assert!(handle.join().unwrap());
+        }
+        assert!(team.is_poisoned());
+    });
+    // A quarter of the schedules: 12 threads per schedule.
+    let again = run.clone();
+    shuttle::check_random(move || again(), iterations() / 4);
+    shuttle::check_pct(move || run(), iterations() / 4, 3);
 }

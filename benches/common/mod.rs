@@ -268,6 +268,27 @@ impl Pool {
         Pool { shared, handles }
     }
 
+    /// A `mbarrier::Team` of `n` seats of the given shape (`fan_in`, flat up
+    /// to `flat` seats; `Team::with_shape`), each thread arriving through
+    /// its seat with `Seat::arrive_and_wait`.
+    pub fn team(n: usize, fan_in: usize, flat: usize) -> Pool {
+        Pool::custom(n, |runners| {
+            let team = Arc::new(mbarrier::Team::with_shape(n, fan_in, flat));
+            runners
+                .into_iter()
+                .map(|r| {
+                    let team = team.clone();
+                    std::thread::spawn(move || {
+                        let seat = team.seat(r.rank());
+                        r.serve(|| {
+                            seat.arrive_and_wait();
+                        });
+                    })
+                })
+                .collect()
+        })
+    }
+
     /// `mbarrier::launch(n, ..)`, each thread of the block syncing with
     /// `Block::sync` (`__syncthreads()`).
     pub fn launched(n: usize) -> Pool {

@@ -4,7 +4,7 @@
 
 use super::Barrier;
 use crate::completion::{self, Completion};
-use crate::op::{poisoned_panic, Poisoned};
+use crate::op::poisoned_panic;
 use crate::state::Snapshot;
 use crate::sync::Ordering;
 use crate::token::ArrivalToken;
@@ -238,19 +238,6 @@ impl<F: Completion> Barrier<F> {
             |s| s.parity() != parity,
             || format!("the phase of parity {parity}"),
         )
-    }
-
-    /// [`wait_phase`](Self::wait_phase) without a deadline, except that a
-    /// poisoned barrier returns `Err(Poisoned)` instead of panicking.
-    #[track_caller]
-    pub(crate) fn wait_phase_unless_poisoned(&self, op: &str, phase: u8) -> Result<(), Poisoned> {
-        match self.wait_end(op, None, |s| s.phase() != phase) {
-            Some(End::Poisoned(_)) => Err(Poisoned),
-            end => {
-                self.end_of_wait(op, end, || format!("the phase of this token ({phase})"));
-                Ok(())
-            }
-        }
     }
 
     /// The common wait: until `completed(word)`, a poisoned barrier or a

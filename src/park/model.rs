@@ -192,7 +192,9 @@ pub(crate) fn park(
     deadline: Option<Instant>,
 ) -> Parked {
     let (lock, cond) = &*LOT;
-    let guard = lock.lock().unwrap();
+    // The lock guards no data: a guard dropped by an unwinding thread (a
+    // seat's drop poisoning its team) poisons it for nothing.
+    let guard = lock.lock().unwrap_or_else(|e| e.into_inner());
     if !validate() {
         return Parked::Invalid;
     }
@@ -201,13 +203,14 @@ pub(crate) fn park(
         drop(guard);
         return Parked::TimedOut;
     }
-    drop(cond.wait(guard).unwrap());
+    drop(cond.wait(guard).unwrap_or_else(|e| e.into_inner()));
     Parked::Woken
 }
 
 #[cfg(shuttle)]
 pub(crate) fn unpark_all(_key: usize) {
     let (lock, cond) = &*LOT;
-    let _guard = lock.lock().unwrap();
+    // As in `park`.
+    let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
     cond.notify_all();
 }

@@ -1,0 +1,312 @@
+//! `Team` and `Seat` (team.rs): the combining tree in front of the word.
+//! Small shapes (`Team::with_shape`, fan-in 2, never flat) so that the tree
+//! is real: two seats share one node (the root), three seats climb from a
+//! leaf to the root. Each model checks the ordering chain seat → node →
+//! root → word → waiter with loom-checked data slots, and the counts with
+//! the word's `Debug`.
+
+mod common;
+use common::{model, panic_message, quiet_expected_panics, Slots};
+use loom::{
+    sync::{
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+        Arc, Notify,
+    },
+    thread,
+};
+use mbarrier::Team;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// A team of `seats` seats, fan-in 2, no flat shortcut.
+fn team(seats: usize) -> Arc<Team> {
+    Arc::new(Team::with_shape(seats, 2, 0))
+}
+
+fn word(team: &Team) -> String {
+    format!("{:?}", **team)
+}
+
+/// Two seats on one node over two phases: the last arriver at the node
+/// re-arms it and makes the combined arrival; one seat splits arrive and
+/// wait (tokens on the team), the other uses `arrive_and_wait`. Writes
+/// before each arrival are visible after the wait (double-buffered slots).
+#[test]
+fn two_seats_combine_over_two_phases() {
+    model(|| {
+        let team = team(2);
+        let slots = Arc::new(Slots::new(4));
+        let other = {
+            let (team, slots) = (team.clone(), slots.clone());
+            thread::spawn(move || {
+                let seat = team.seat(1);
+                for p in 0..2 {
+                    slots.set(p * 2 + 1, p);
+                    let token = seat.arrive();
+                    team.wait(token);
+                    assert_eq!(slots.get(p * 2), p);
+                }
+                std::mem::forget(seat);
+            })
+        };
+        let seat = team.seat(0);
+        for p in 0..2 {
+            slots.set(p * 2, p);
+            seat.arrive_and_wait();
+            assert_eq!(slots.get(p * 2 + 1), p);
+        }
+        other.join().unwrap();
+        std::mem::forget(seat);
+        assert_eq!(
+            word(&team),
+            "Barrier { phase_parity: false, pending: 2, expected: 2, tx: 0, poisoned: false }"
+        );
+    });
+}
+
+/// Three seats, fan-in 2: seats 0 and 1 share a leaf, seat 2 has its own
+/// (so its arrival climbs at once); whoever completes the first leaf climbs
+/// to the root, whose last arriver arrives on the word for all three. Two
+/// threads: the main one holds seats 2 and 0. Both see every write; one
+/// leader.
+#[test]
+fn three_seats_climb_to_the_root() {
+    model(|| {
+        let team = team(3);
+        let slots = Arc::new(Slots::new(3));
+        let other = {
+            let (team, slots) = (team.clone(), slots.clone());
+            thread::spawn(move || {
+                let seat = team.seat(1);
+                slots.set(1, 11);
+                let leader = seat.arrive_and_wait().is_leader();
+                assert_eq!((slots.get(0), slots.get(2)), (10, 12));
+                std::mem::forget(seat);
+                leader
+            })
+        };
+        let (two, zero) = (team.seat(2), team.seat(0));
+        slots.set(2, 12);
+        let token = two.arrive();
+        slots.set(0, 10);
+        let leader = zero.arrive_and_wait().is_leader();
+        assert_eq!(slots.get(1), 11);
+        assert!(team.try_wait(&token));
+        let other_led = other.join().unwrap();
+        assert!(leader != other_led, "exactly one leader");
+        assert!(team.phase_parity());
+        std::mem::forget((two, zero));
+    });
+}
+
+/// The root's combined arrival races an observer that does not arrive: a
+/// parity waiter (parked or not) sees both seats' writes once it returns.
+#[test]
+fn the_root_arrival_races_a_parity_waiter() {
+    model(|| {
+        let team = team(2);
+        let slots = Arc::new(Slots::new(2));
+        let seats: Vec<_> = (0..2)
+            .map(|rank| {
+                let (team, slots) = (team.clone(), slots.clone());
+                thread::spawn(move || {
+                    let seat = team.seat(rank);
+                    slots.set(rank, rank + 1);
+                    drop(seat.arrive());
+                    std::mem::forget(seat);
+                })
+            })
+            .collect();
+        team.wait_parity(false);
+        assert_eq!((slots.get(0), slots.get(1)), (1, 2));
+        for t in seats {
+            t.join().unwrap();
+        }
+    });
+}
+
+/// Seat 0 arrives and leaves at once ("from the next phase on") while seat
+/// 1, on the same node, may not have arrived yet: the drop either folds into
+/// phase 0's round or arrives early in phase 1's. Either way phase 1 is
+/// completed by seat 1 alone, and seat 0's write of phase 0 is visible.
+#[test]
+fn a_seat_leaves_while_its_group_is_mid_phase() {
+    leave_mid_phase(|| team(2));
+}
+
+/// The same on a flat team (no tree: the default for two seats): the leave
+/// is a drop without an arrival while phase 0 runs (`Op::SeatLeave`), an
+/// arrival and a drop in phase 1 once phase 0 completed.
+#[test]
+fn a_flat_seat_leaves_while_the_phase_runs() {
+    leave_mid_phase(|| Arc::new(Team::new(2)));
+}
+
+fn leave_mid_phase(make: fn() -> Arc<Team>) {
+    model(move || {
+        let team = make();
+        let slots = Arc::new(Slots::new(1));
+        let leaver = {
+            let (team, slots) = (team.clone(), slots.clone());
+            thread::spawn(move || {
+                let seat = team.seat(0);
+                slots.set(0, 7);
+                drop(seat.arrive());
+                drop(seat); // leaves from phase 1 on; never waits
+            })
+        };
+        let seat = team.seat(1);
+        seat.arrive_and_wait();
+        assert_eq!(slots.get(0), 7);
+        seat.arrive_and_wait(); // phase 1: only this seat
+        leaver.join().unwrap();
+        std::mem::forget(seat);
+        assert_eq!(
+            word(&team),
+            "Barrier { phase_parity: false, pending: 1, expected: 1, tx: 0, poisoned: false }"
+        );
+    });
+}
+
+/// Every seat leaves right after arriving, while the seat whose arrival
+/// completes the phase (`arrive_and_drop`) may not have reached the word
+/// yet: the leavers' early round of phase 1 can complete at the root before
+/// phase 0 has completed on the word, and must wait for it (never arrive in
+/// phase 0). The team ends retired: in phase 1 if the leavers' drops
+/// folded into phase 0's round, in phase 2 if they arrived early in phase 1.
+#[test]
+fn every_seat_leaving_early_waits_for_the_word() {
+    quiet_expected_panics();
+    model(|| {
+        let team = Arc::new(Team::with_shape(3, 4, 0)); // one node for all three
+        let leavers: Vec<_> = (0..2)
+            .map(|rank| {
+                let team = team.clone();
+                thread::spawn(move || {
+                    let seat = team.seat(rank);
+                    drop(seat.arrive());
+                    drop(seat);
+                })
+            })
+            .collect();
+        team.seat(2).arrive_and_drop();
+        for t in leavers {
+            t.join().unwrap();
+        }
+        let parity = team.phase_parity();
+        assert_eq!(
+            word(&team),
+            format!("Barrier {{ phase_parity: {parity}, pending: 0, expected: 0, tx: 0, poisoned: false }}")
+        );
+        let retired = catch_unwind(AssertUnwindSafe(|| team.wait_parity(parity)));
+        let phase = if parity { 1 } else { 2 };
+        assert!(
+            panic_message(&*retired.unwrap_err()).contains(&format!("retired in phase {phase}"))
+        );
+    });
+}
+
+/// Through the tree, an arrival for phase 1 that lands while phase 0's
+/// completion function runs waits for phase 1 and counts there: seat 1
+/// arrives again as soon as the completion has started (it opens a flag).
+#[test]
+fn an_arrival_in_the_completion_window_through_the_tree() {
+    model(|| {
+        let slots = Arc::new(Slots::new(3));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let window = Arc::new((AtomicBool::new(false), Notify::new()));
+        let team = {
+            let (slots, runs, window) = (slots.clone(), runs.clone(), window.clone());
+            Arc::new(Team::with_completion_and_shape(
+                2,
+                move || {
+                    // Relaxed: read after the joins; the runs are ordered by the team.
+                    let r = runs.fetch_add(1, Ordering::Relaxed);
+                    if r == 0 {
+                        assert_eq!((slots.get(0), slots.get(1)), (1, 2));
+                        slots.set(2, 100);
+                        // Relaxed: the flag only filters loom's spurious wakes.
+                        window.0.store(true, Ordering::Relaxed);
+                        window.1.notify();
+                    }
+                },
+                2,
+                0,
+            ))
+        };
+        let early = {
+            let (team, slots) = (team.clone(), slots.clone());
+            thread::spawn(move || {
+                let seat = team.seat(1);
+                slots.set(1, 2);
+                let first = seat.arrive();
+                while !window.0.load(Ordering::Relaxed) {
+                    window.1.wait();
+                }
+                let second = seat.arrive(); // phase 1 (waits out the window)
+                team.wait(first);
+                assert_eq!(slots.get(2), 100);
+                team.wait(second);
+                std::mem::forget(seat);
+            })
+        };
+        let seat = team.seat(0);
+        slots.set(0, 1);
+        seat.arrive_and_wait();
+        assert_eq!(slots.get(2), 100);
+        seat.arrive_and_wait(); // phase 1
+        early.join().unwrap();
+        std::mem::forget(seat);
+        assert_eq!(runs.load(Ordering::Relaxed), 2);
+        assert!(!team.phase_parity());
+    });
+}
+
+/// A seat dropped while its thread unwinds poisons the team, racing the
+/// other seat's arrival that completes phase 0 and runs the completion
+/// function: the other seat either led phase 0 (the poison came after it)
+/// or panics with the poisoned message; it never hangs, and the completion
+/// runs at most once.
+#[test]
+fn an_unwinding_seat_drop_races_a_completion() {
+    quiet_expected_panics();
+    model(|| {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let team = {
+            let runs = runs.clone();
+            Arc::new(Team::with_completion_and_shape(
+                2,
+                move || {
+                    // Relaxed: read after the joins.
+                    runs.fetch_add(1, Ordering::Relaxed);
+                },
+                2,
+                0,
+            ))
+        };
+        let dying = {
+            let team = team.clone();
+            thread::spawn(move || {
+                let seat = team.seat(0);
+                drop(seat.arrive());
+                let _ = catch_unwind(AssertUnwindSafe(move || {
+                    let _seat = seat;
+                    panic!("boom");
+                }));
+            })
+        };
+        let seat = team.seat(1);
+        let mine = catch_unwind(AssertUnwindSafe(|| {
+            seat.arrive_and_wait();
+            seat.arrive_and_wait(); // phase 1 can never complete: poisoned
+        }));
+        dying.join().unwrap();
+        let message = panic_message(&*mine.unwrap_err());
+        assert!(
+            message.starts_with("mbarrier: barrier poisoned by poison()"),
+            "{message}"
+        );
+        assert!(team.is_poisoned());
+        assert!(runs.load(Ordering::Relaxed) <= 1);
+        std::mem::forget(seat);
+    });
+}

@@ -1,0 +1,1062 @@
+//! `Team` and `Seat`: a combining arrival tree in front of a [`Barrier`]'s
+//! word, so that the word is updated about once per phase however many
+//! threads arrive (SPEC §7).
+//!
+//! # Shape
+//!
+//! Seat `r` belongs to leaf `r / fan_in`; every `fan_in` nodes of a level
+//! have a parent on the next level, up to one root. Each node is a countdown
+//! word on its own cache line ([`CachePadded`]). A seat's arrival is one CAS
+//! on its leaf; the *last* arrival of a phase at a node re-arms the node for
+//! the next phase in that same CAS and climbs: it arrives at the parent on
+//! behalf of the whole subtree. The root's last arriver makes ONE combined
+//! arrival on the word (`Barrier::arrive_combined`): every arrival of the
+//! phase and every drop. Waiters poll the word only (the ordinary wait path:
+//! `Barrier::wait`, parity and timed waits), so every semantic of a
+//! `Barrier` (tokens, parity, tx, completion, `is_leader`, poisoning,
+//! retirement) stays on the word, and `Seat::arrive` never waits for another
+//! thread (except in a completion window, as `Barrier::arrive`).
+//!
+//! A team of at most `flat` seats has no tree: its seats arrive on the word
+//! directly (one seat, one arrival).
+//!
+//! Cost per phase: each seat reads the word once (`Acquire`, for the phase
+//! and the double-arrival check) and makes one CAS on its leaf, retried
+//! while up to `fan_in - 1` others hit the same line; a round's last
+//! arriver makes one CAS per level it climbs; the root's last makes the one
+//! RMW of the word; waiters only load the word. (A `fetch_add` fast path at
+//! the nodes would save the retries, but the re-arm and the fold would then
+//! need a second step that a concurrent leave can observe half done; not
+//! done until measured to matter.)
+//!
+//! The defaults, fan-in [`FAN_IN`] and flat up to [`FLAT`] seats, are
+//! PROVISIONAL: they come from the prototypes of issue 11, measured on the
+//! lent 16-core Xeon (unpinned, ns per `arrive_and_wait` episode at
+//! T = 2/4/8/16): a dynamic fan-in-4 combining tree, waiters polling the
+//! word, 215/462/660/785, against 154 ns for the flat word at T = 2 (and
+//! 562/1 367/3 080 flat at 4/8/16). [`Team::with_shape`] exists to sweep
+//! them on that machine; the crate's own figures replace these once
+//! measured.
+//!
+//! # A node's word
+//!
+//! ```text
+//!  63    58 57 56 55     48 47     40 39          20 19           0
+//! +--------+-----+---------+---------+--------------+--------------+
+//! |  zero  |round| members | pending |    drops     |   arrivals   |
+//! +--------+-----+---------+---------+--------------+--------------+
+//! ```
+//!
+//! | field | meaning |
+//! |---|---|
+//! | `round` | the phase (mod 4) whose arrivals the node collects now |
+//! | `pending` | members (seats of a leaf, child nodes of an inner node) still owed in `round` |
+//! | `members` | members that take part in the rounds after `round` |
+//! | `arrivals`, `drops` | seats of this subtree that arrived / leave, so far in `round` |
+//!
+//! A member's *contribution* to round `r` carries `(a, d, leave)`: `a` seats
+//! arrived, `d` of them leave, and `leave` says that the member itself (a
+//! seat, or a child whose subtree emptied) stops being a member after `r`.
+//! At a node in round `r` it lowers `pending`, adds the sums and, if `leave`,
+//! lowers `members`; the contribution that brings `pending` to 0 re-arms the
+//! node in the same CAS (`round + 1`, `pending = members`, sums 0) and climbs
+//! with the round's sums and `leave = (members == 0)`. An empty node is never
+//! touched again: its parent no longer waits for it.
+//!
+//! # Leaving
+//!
+//! A seat that leaves (`arrive_and_drop`, or a normal drop) contributes
+//! `(1, 1, leave)` to round `last + 1`, `last` being the phase of its own
+//! last arrival. If it has not arrived in the current phase, that is the
+//! current phase and an ordinary contribution. If it has (SPEC: "leave from
+//! the next phase on"), its leaf is either still in round `last` (the round
+//! has not completed there) or already in round `last + 1`:
+//!
+//! - in round `last`: the contribution is *folded* into that round: no
+//!   `pending` change (its arrival is in already), `drops += 1`,
+//!   `members -= 1`. The drop goes up with round `last`'s sums, so the word
+//!   lowers its expected count when phase `last` completes, and the seat is
+//!   not waited for in phase `last + 1` anywhere.
+//! - in round `last + 1`: an ordinary contribution to that round (an arrival
+//!   and a drop, made early). If it brings the leaf's `pending` to 0 while
+//!   phase `last` is still running elsewhere, every other member of the leaf
+//!   left in the same way (a *real* arrival in round `last + 1` comes from a
+//!   seat that saw the word in phase `last + 1`), so the leaf is empty and
+//!   its sums are all early drops (`a == d`). Its climb then finds the parent
+//!   either in round `last + 1` (ordinary) or still in round `last`: folded
+//!   there, as above. So a contribution to round `r` always finds its node in
+//!   round `r` or, folded, in round `r - 1`, and only a climb of leavers
+//!   (`a == d`) can be early.
+//! - At the root, such an early climb of round `r` (the whole team left)
+//!   waits until the word is in phase `r` before it arrives there. That
+//!   waits only for the root's climber of round `r - 1`, which has re-armed
+//!   the root and is arriving on the word (and for its completion function),
+//!   never for another seat.
+//!
+//! A flat team's word plays the leaf: `Op::SeatLeave` is a drop without an
+//! arrival in phase `last` if that phase is still running, an arrival and a
+//! drop in the next one otherwise.
+//!
+//! # Memory ordering
+//!
+//! 1. Every contribution is an `AcqRel` CAS on its node. A node's word is
+//!    only changed by RMWs, so each contribution continues the release
+//!    sequences of the earlier ones, and the contribution that completes a
+//!    round reads the value they left: the climber has everything every
+//!    member did before its contribution (Acquire) and hands it on with its
+//!    own (Release), up to the root.
+//! 2. The root's climber arrives on the word with an RMW that is `Release`,
+//!    `AcqRel` if it completes the phase (`Barrier::update`, state.rs points
+//!    1-3); waits read the word with `Acquire` (point 4). So everything a
+//!    seat did before its arrival happens-before the completion function and
+//!    every wait of that phase returning (SPEC §1), through the chain
+//!    seat → leaf → … → root → word → waiter.
+//! 3. The re-arm is part of the CAS that completes the round, so no node is
+//!    ever seen completed but not re-armed. A seat's next arrival at the same
+//!    node can only come after the phase completed: its arrive reads the word
+//!    with `Acquire` and sees the next phase, which the root's climber wrote
+//!    after its climb, which came after every node's re-arm (1). So that
+//!    arrival's CAS happens-after the re-arm and reads it or a later value
+//!    (coherence): it always finds its node in its own round. (With a
+//!    `Relaxed` read of the word, C++ would allow the CAS to read the node's
+//!    previous round, through a load-buffering cycle that loom does not
+//!    model and hardware does not produce: loom-tests/README.md, Teeth.) A
+//!    seat's arrival in a new phase therefore reads the word with `Acquire`,
+//!    not only its waits.
+//! 4. `Seat::arrive_tx(tx)` does `expect_tx(tx)` on the word before its
+//!    tree arrival: the phase cannot complete in between, since this seat's
+//!    arrival is still owed, and the expect_tx's `Release` is earlier in the
+//!    seat's program order than its arrival, so it is ordered like the
+//!    arrival (2).
+//! 5. The phase a seat remembers (a `Cell`, the seat is `!Sync`) tells it
+//!    whether it arrives twice: a word in that same phase, still running.
+//!    A load can return an older value, so before it panics the seat reads
+//!    the word again with an RMW (`Barrier::latest`), which reads the latest
+//!    value: a phase that completed without this seat waiting is never
+//!    mistaken for a double arrival. A word *completing* that phase is the
+//!    completion window: the seat waits for the next phase and arrives there.
+//!
+//! # Memory per team
+//!
+//! `size_of::<Team<F>>()` (a [`Barrier`] of 8 bytes plus `F`, two boxed
+//! slices and two counts: 48 bytes on 64-bit targets for `F = ()`) plus on the
+//! heap `N * size_of::<CachePadded<Node>>()` (128 bytes on x86_64 and
+//! aarch64, 64 elsewhere) for the `N` nodes, `N = ceil(s/f) + ceil(s/f^2) +
+//! … + 1` (0 for a flat team), and `8 * ceil(s/64)` bytes for the seats
+//! handed out. Linear in `s`: `N < s / (f - 1) + log_f(s) + 1`.
+//! With the defaults (f = 4, flat up to 2), on x86_64:
+//!
+//! | seats | nodes | heap bytes | total with the `Team` |
+//! |---:|---:|---:|---:|
+//! | 4 | 1 | 136 | 184 |
+//! | 16 | 5 | 648 | 696 |
+//! | 64 | 21 | 2 696 | 2 744 |
+//! | 1024 | 341 | 43 776 | 43 824 |
+//!
+//! (pinned by a unit test below).
+
+use crate::barrier::Barrier;
+use crate::completion::Completion;
+use crate::op::{poisoned_panic, Op, SeatCall};
+use crate::sync::{AtomicU64, ClaimU64, Ordering};
+use crate::token::{ArrivalToken, BarrierWaitResult};
+use crossbeam_utils::CachePadded;
+use std::cell::Cell;
+use std::fmt;
+use std::ops::Deref;
+
+/// Default fan-in of the tree (provisional; module docs).
+pub(crate) const FAN_IN: usize = 4;
+/// Teams of at most this many seats go flat (provisional; module docs).
+pub(crate) const FLAT: usize = 2;
+/// Largest fan-in: `pending` and `members` are 8-bit fields.
+const MAX_FAN_IN: usize = 64;
+
+const ARRIVALS_SHIFT: u32 = 0;
+const DROPS_SHIFT: u32 = 20;
+const SUM_MASK: u64 = (1 << 20) - 1;
+const PENDING_SHIFT: u32 = 40;
+const MEMBERS_SHIFT: u32 = 48;
+const COUNT_MASK: u64 = 0xff;
+const ROUND_SHIFT: u32 = 56;
+const ROUND_MASK: u64 = 3;
+/// The root has no parent.
+const NO_PARENT: u32 = u32::MAX;
+
+static_assertions::const_assert!(crate::state::MAX as u64 <= SUM_MASK);
+static_assertions::const_assert!(MAX_FAN_IN as u64 <= COUNT_MASK);
+
+/// A decoded node word (module docs).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct NodeWord(u64);
+
+impl NodeWord {
+    fn new(round: u8, members: u32) -> NodeWord {
+        NodeWord(
+            (u64::from(round & 3) << ROUND_SHIFT)
+                | (u64::from(members) << MEMBERS_SHIFT)
+                | (u64::from(members) << PENDING_SHIFT),
+        )
+    }
+    fn round(self) -> u8 {
+        ((self.0 >> ROUND_SHIFT) & ROUND_MASK) as u8
+    }
+    fn members(self) -> u32 {
+        ((self.0 >> MEMBERS_SHIFT) & COUNT_MASK) as u32
+    }
+    fn pending(self) -> u32 {
+        ((self.0 >> PENDING_SHIFT) & COUNT_MASK) as u32
+    }
+    fn arrivals(self) -> u32 {
+        ((self.0 >> ARRIVALS_SHIFT) & SUM_MASK) as u32
+    }
+    fn drops(self) -> u32 {
+        ((self.0 >> DROPS_SHIFT) & SUM_MASK) as u32
+    }
+    fn with(self, pending: u32, members: u32, arrivals: u32, drops: u32) -> NodeWord {
+        debug_assert!(pending <= members + 1 && u64::from(members) <= COUNT_MASK);
+        debug_assert!(u64::from(arrivals) <= SUM_MASK && u64::from(drops) <= SUM_MASK);
+        NodeWord(
+            (u64::from(self.round()) << ROUND_SHIFT)
+                | (u64::from(members) << MEMBERS_SHIFT)
+                | (u64::from(pending) << PENDING_SHIFT)
+                | (u64::from(drops) << DROPS_SHIFT)
+                | (u64::from(arrivals) << ARRIVALS_SHIFT),
+        )
+    }
+}
+
+/// One countdown of the tree, on its own cache line.
+struct Node {
+    word: AtomicU64,
+    /// Index of the parent node, or [`NO_PARENT`] for the root.
+    parent: u32,
+}
+
+/// What a member hands to its node for one round (module docs).
+#[derive(Clone, Copy, Debug)]
+struct Contribution {
+    arrivals: u32,
+    drops: u32,
+    /// The member stops being a member after this round.
+    leave: bool,
+}
+
+/// A [`Barrier`] with a combining tree in front of its word, for many
+/// threads: its participants arrive through [`Seat`]s, and the word is
+/// updated about once per phase however many seats arrive.
+///
+/// A team of `seats` seats behaves as a `Barrier` expecting `seats`
+/// arrivals per phase, with the same phases, tokens, parity and timed waits,
+/// transaction counts, completion function, `is_leader`, poisoning and
+/// retirement; only the arrivals differ. Each participant takes its seat once
+/// ([`seat`](Team::seat) or [`seats`](Team::seats)) and arrives through it.
+/// Every other operation of [`Barrier`] works on the team itself, which
+/// dereferences to its barrier (`team.wait(token)`, `team.phase_parity()`,
+/// `team.complete_tx(n)`, `team.poison()`, …).
+///
+/// # When to pick a `Team`
+///
+/// A `Barrier`'s arrivals all update one word, so they serialize on one cache
+/// line: about 3 µs per episode for 16 threads on a 16-core Xeon, where a
+/// dissemination barrier needs 0.75 µs. A team's seats arrive on a tree of
+/// counters, a few seats per cache line, and only the last arrival of a
+/// phase touches the word. Pick it when more than a few threads share a
+/// barrier and know their rank; for two or three threads the flat word is
+/// as fast or faster (a team that small is flat anyway), and a `Barrier`
+/// needs no seats and is 8 bytes (a team's memory is in the module docs of
+/// `team.rs`: a few cache lines per 4 seats).
+///
+/// # Misuse
+///
+/// Arriving on the team's barrier directly (`team.arrive()`,
+/// `team.arrive_and_wait()`, `team.arrive_and_drop()`, … through `Deref`)
+/// bypasses the seats: it is a misuse, and the team then counts wrongly
+/// (a phase may complete early, or a seat's arrival panic), though never
+/// unsafely. A seat arriving twice in one phase panics and changes nothing.
+///
+/// # Examples
+///
+/// ```
+/// use mbarrier::Team;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// let team = Team::new(8);
+/// let sum = AtomicUsize::new(0);
+/// std::thread::scope(|s| {
+///     for seat in team.seats() {
+///         let sum = &sum;
+///         s.spawn(move || {
+///             for phase in 1..=3 {
+///                 sum.fetch_add(seat.rank(), Ordering::Relaxed);
+///                 seat.arrive_and_wait();
+///                 assert_eq!(sum.load(Ordering::Relaxed), phase * 28);
+///                 seat.arrive_and_wait(); // nobody adds before all have read
+///             }
+///         });
+///     }
+/// });
+/// ```
+pub struct Team<F = ()> {
+    barrier: Barrier<F>,
+    /// The tree, leaves first, the root last; empty for a flat team.
+    nodes: Box<[CachePadded<Node>]>,
+    /// One bit per seat: handed out.
+    handed: Box<[ClaimU64]>,
+    seats: u32,
+    fan_in: u32,
+}
+
+// `Team<F>: Send + Sync` when `F: Send`, as its barrier; the tree and the
+// bitmap are atomics.
+static_assertions::assert_impl_all!(Team: Send, Sync);
+static_assertions::assert_impl_all!(Seat<'static>: Send);
+static_assertions::assert_not_impl_any!(Seat<'static>: Sync, Clone);
+
+impl Team {
+    /// Creates a team of `seats` seats, in phase 0, with no completion
+    /// function, and the default shape.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::new(4);
+    /// assert_eq!(team.seat_count(), 4);
+    /// assert!(!team.phase_parity());
+    /// ```
+    #[track_caller]
+    pub fn new(seats: usize) -> Team {
+        Team::with_shape(seats, FAN_IN, FLAT)
+    }
+
+    /// A team with a chosen tree shape: fan-in `fan_in` (`2 ..= 64`), flat
+    /// (no tree) if `seats <= flat`. For measuring the shape; the defaults
+    /// are [`Team::new`]'s.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn with_shape(seats: usize, fan_in: usize, flat: usize) -> Team {
+        check_seats("Team::new", seats);
+        Team::build(Barrier::new(seats), seats, fan_in, flat)
+    }
+}
+
+impl<F: FnMut() + Send> Team<F> {
+    /// Creates a team of `seats` seats whose completion function `f` runs
+    /// once per phase, as [`Barrier::with_completion`]'s does: on the thread
+    /// whose arrival completed the phase, after every arrival of the phase
+    /// and before any wait for it returns.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let phases = AtomicUsize::new(0);
+    /// let team = mbarrier::Team::with_completion(6, || {
+    ///     phases.fetch_add(1, Ordering::Relaxed);
+    /// });
+    /// std::thread::scope(|s| {
+    ///     for seat in team.seats() {
+    ///         s.spawn(move || {
+    ///             for _ in 0..10 {
+    ///                 seat.arrive_and_wait();
+    ///             }
+    ///         });
+    ///     }
+    /// });
+    /// // Ten, and the one in which the seats left as their threads ended.
+    /// assert_eq!(phases.load(Ordering::Relaxed), 11);
+    /// ```
+    #[track_caller]
+    pub fn with_completion(seats: usize, f: F) -> Team<F> {
+        Team::with_completion_and_shape(seats, f, FAN_IN, FLAT)
+    }
+
+    /// [`Team::with_completion`] with a chosen shape, as [`Team::with_shape`].
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn with_completion_and_shape(seats: usize, f: F, fan_in: usize, flat: usize) -> Team<F> {
+        check_seats("Team::with_completion", seats);
+        Team::build(Barrier::with_completion(seats, f), seats, fan_in, flat)
+    }
+}
+
+#[track_caller]
+fn check_seats(op: &str, seats: usize) {
+    assert!(
+        (1..=Barrier::MAX).contains(&seats),
+        "mbarrier: {op}({seats}): the seat count must be in 1 ..= {} (Barrier::MAX)",
+        Barrier::MAX
+    );
+}
+
+impl<F> Team<F> {
+    #[track_caller]
+    fn build(barrier: Barrier<F>, seats: usize, fan_in: usize, flat: usize) -> Team<F> {
+        assert!(
+            (2..=MAX_FAN_IN).contains(&fan_in),
+            "mbarrier: Team::with_shape({seats}, {fan_in}, {flat}): the fan-in must be in 2 ..= {MAX_FAN_IN}"
+        );
+        let mut nodes = Vec::new();
+        if seats > flat {
+            // Level by level: `below` members (seats, then nodes) per level.
+            let mut below = seats;
+            let mut start = 0;
+            loop {
+                let count = below.div_ceil(fan_in);
+                for j in 0..count {
+                    let members = fan_in.min(below - j * fan_in) as u32;
+                    nodes.push(CachePadded::new(Node {
+                        word: AtomicU64::new(NodeWord::new(0, members).0),
+                        parent: NO_PARENT,
+                    }));
+                }
+                if count == 1 {
+                    break;
+                }
+                let next = nodes.len();
+                for j in 0..count {
+                    nodes[start + j].parent = (next + j / fan_in) as u32;
+                }
+                start = next;
+                below = count;
+            }
+        }
+        Team {
+            barrier,
+            nodes: nodes.into_boxed_slice(),
+            handed: (0..seats.div_ceil(64)).map(|_| ClaimU64::new(0)).collect(),
+            seats: seats as u32,
+            fan_in: fan_in as u32,
+        }
+    }
+
+    /// The number of seats the team was made with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(mbarrier::Team::new(16).seat_count(), 16);
+    /// ```
+    #[must_use]
+    pub fn seat_count(&self) -> usize {
+        self.seats as usize
+    }
+
+    /// The team's heap bytes (tree and seat bitmap), for the memory table.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn heap_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.nodes) + std::mem::size_of_val(&*self.handed)
+    }
+
+    /// The number of tree nodes (0 for a flat team).
+    #[doc(hidden)]
+    #[must_use]
+    pub fn nodes(&self) -> usize {
+        self.nodes.len()
+    }
+}
+
+impl<F: Completion> Team<F> {
+    /// Claims `rank`'s bit; whether it was free.
+    fn claim(&self, rank: usize) -> bool {
+        let bit = 1u64 << (rank % 64);
+        // Relaxed: the bit hands out the rank once; it publishes nothing.
+        self.handed[rank / 64].fetch_or(bit, Ordering::Relaxed) & bit == 0
+    }
+
+    /// Hands out the seat of `rank`, once per rank.
+    ///
+    /// # Panics
+    ///
+    /// If `rank >= seat_count()`, or if this rank's seat was handed out
+    /// before (by `seat` or [`seats`](Team::seats)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::new(2);
+    /// let (a, b) = (team.seat(0), team.seat(1));
+    /// assert_eq!((a.rank(), b.rank()), (0, 1));
+    /// drop(a.arrive());
+    /// let token = b.arrive();
+    /// team.wait(token);
+    /// ```
+    #[track_caller]
+    pub fn seat(&self, rank: usize) -> Seat<'_, F> {
+        assert!(
+            rank < self.seat_count(),
+            "mbarrier: Team::seat({rank}): rank out of range: the team has {} seats (ranks 0 ..= {})",
+            self.seats,
+            self.seats - 1
+        );
+        assert!(
+            self.claim(rank),
+            "mbarrier: Team::seat({rank}): seat {rank} was already handed out (each rank once)"
+        );
+        Seat::new(self, rank)
+    }
+
+    /// The seat of `rank` if it was not handed out yet (`rank` in range).
+    pub(crate) fn try_seat(&self, rank: usize) -> Option<Seat<'_, F>> {
+        debug_assert!(rank < self.seat_count());
+        self.claim(rank).then(|| Seat::new(self, rank))
+    }
+
+    /// An iterator over every seat not yet handed out, in rank order. Each
+    /// is claimed as the iterator reaches it; a rank another thread takes
+    /// meanwhile is skipped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::new(4);
+    /// let first = team.seat(1);
+    /// let rest: Vec<usize> = team.seats().map(|seat| seat.rank()).collect();
+    /// assert_eq!(rest, [0, 2, 3]);
+    /// # drop(first);
+    /// ```
+    pub fn seats(&self) -> Seats<'_, F> {
+        Seats {
+            team: self,
+            next: 0,
+        }
+    }
+}
+
+impl<F> Deref for Team<F> {
+    type Target = Barrier<F>;
+
+    /// The team's barrier, for every operation that is not an arrival
+    /// (arriving on it directly is a misuse: see [`Team`]).
+    fn deref(&self) -> &Barrier<F> {
+        &self.barrier
+    }
+}
+
+impl<F> fmt::Debug for Team<F> {
+    /// The seat count, the shape and the barrier's decoded word, e.g.
+    /// `Team { seats: 16, fan_in: 4, nodes: 5, barrier: Barrier { phase_parity: false, pending: 16, expected: 16, tx: 0, poisoned: false } }`.
+    /// Never blocks.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Team")
+            .field("seats", &self.seats)
+            .field("fan_in", &self.fan_in)
+            .field("nodes", &self.nodes.len())
+            .field("barrier", &self.barrier)
+            .finish()
+    }
+}
+
+/// The iterator of [`Team::seats`].
+///
+/// # Examples
+///
+/// ```
+/// let team = mbarrier::Team::new(3);
+/// assert_eq!(team.seats().count(), 3);
+/// assert_eq!(team.seats().count(), 0); // all handed out
+/// ```
+pub struct Seats<'a, F: Completion = ()> {
+    team: &'a Team<F>,
+    next: usize,
+}
+
+impl<'a, F: Completion> Iterator for Seats<'a, F> {
+    type Item = Seat<'a, F>;
+
+    fn next(&mut self) -> Option<Seat<'a, F>> {
+        while self.next < self.team.seat_count() {
+            let rank = self.next;
+            self.next += 1;
+            if self.team.claim(rank) {
+                return Some(Seat::new(self.team, rank));
+            }
+        }
+        None
+    }
+}
+
+impl<F: Completion> fmt::Debug for Seats<'_, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Seats").field("next", &self.next).finish()
+    }
+}
+
+/// One participant's place in a [`Team`]: it arrives through its seat.
+///
+/// Taken once per rank ([`Team::seat`], [`Team::seats`]); `Send` (hand it to
+/// the thread that uses it), not `Sync`, not `Clone`. Its arrivals are those
+/// of a [`Barrier`] (the tokens are waited on the team, `team.wait(token)`),
+/// plus: a seat arriving twice in one phase panics and changes nothing.
+///
+/// Dropping a seat leaves the team, as [`arrive_and_drop`](Seat::arrive_and_drop)
+/// does; if the thread is unwinding from a panic, the drop poisons the team
+/// instead, so that nobody waits for a dead participant. A drop never panics
+/// on a poisoned or retired team (it does nothing there); a completion
+/// function run by a drop's arrival may still panic out of it. Dropping a
+/// seat inside its own team's completion function poisons the team: it
+/// could only leave once that function returned.
+///
+/// # Examples
+///
+/// ```
+/// let team = mbarrier::Team::new(3);
+/// let seats: Vec<_> = team.seats().collect();
+/// let tokens: Vec<_> = seats.iter().map(|seat| seat.arrive()).collect();
+/// for token in tokens {
+///     team.wait(token); // the phase completed with the third arrival
+/// }
+/// ```
+pub struct Seat<'a, F: Completion = ()> {
+    team: &'a Team<F>,
+    rank: u32,
+    /// The phase (mod 4) of this seat's last arrival; 3 ("phase -1") before
+    /// the first (phase 0 cannot complete before every seat arrived once).
+    last: Cell<u8>,
+}
+
+// Like a `Barrier`, a seat is safe to use across `catch_unwind`: its
+// operations check before they mutate, and its `Cell` (the phase of its last
+// arrival) is only set once an arrival is recorded.
+impl<F: Completion> std::panic::RefUnwindSafe for Seat<'_, F> {}
+impl<F: Completion> std::panic::UnwindSafe for Seat<'_, F> {}
+
+impl<'a, F: Completion> Seat<'a, F> {
+    fn new(team: &'a Team<F>, rank: usize) -> Seat<'a, F> {
+        Seat {
+            team,
+            rank: rank as u32,
+            last: Cell::new(3),
+        }
+    }
+
+    /// The phase (mod 4) of this seat's next arrival (or leave).
+    pub(crate) fn next_phase(&self) -> u8 {
+        (self.last.get() + 1) & 3
+    }
+
+    /// This seat's rank, `0 .. seat_count()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::new(5);
+    /// assert_eq!(team.seat(3).rank(), 3);
+    /// ```
+    #[must_use]
+    pub fn rank(&self) -> usize {
+        self.rank as usize
+    }
+}
+
+impl<F: Completion> Seat<'_, F> {
+    /// Arrives once in the current phase, without blocking (unless the
+    /// completion function of this seat's previous phase is still running),
+    /// and returns a token to wait on the team.
+    ///
+    /// # Panics
+    ///
+    /// If this seat already arrived in the current phase, if the team is
+    /// poisoned, or inside the team's completion function.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::new(2);
+    /// let (a, b) = (team.seat(0), team.seat(1));
+    /// let token = a.arrive();
+    /// assert!(!team.try_wait(&token));
+    /// drop(b.arrive());
+    /// assert!(team.try_wait(&token));
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn arrive(&self) -> ArrivalToken {
+        self.arrive_as(SeatCall::Arrive, 0).0
+    }
+
+    /// Arrives and waits for the phase to complete; `is_leader()` is true
+    /// for the seat whose arrival completed the phase (exactly one per phase
+    /// when every seat uses this).
+    ///
+    /// # Panics
+    ///
+    /// As [`arrive`](Seat::arrive) and [`Barrier::wait`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::new(4);
+    /// let leaders: usize = std::thread::scope(|s| {
+    ///     let handles: Vec<_> = team
+    ///         .seats()
+    ///         .map(|seat| s.spawn(move || seat.arrive_and_wait().is_leader() as usize))
+    ///         .collect();
+    ///     handles.into_iter().map(|h| h.join().unwrap()).sum()
+    /// });
+    /// assert_eq!(leaders, 1);
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn arrive_and_wait(&self) -> BarrierWaitResult {
+        let (token, completed) = self.arrive_as(SeatCall::ArriveAndWait, 0);
+        if !completed {
+            self.team.barrier.wait(token);
+        }
+        BarrierWaitResult {
+            is_leader: completed,
+        }
+    }
+
+    /// Arrives once and adds `tx` to the phase's transaction count, as one
+    /// step of this phase: the phase does not complete before as much was
+    /// completed with [`complete_tx`](Barrier::complete_tx).
+    ///
+    /// # Panics
+    ///
+    /// As [`arrive`](Seat::arrive), and if the count would leave
+    /// `-MAX_TX ..= MAX_TX` (checked before the arrival).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::new(1);
+    /// let token = team.seat(0).arrive_tx(64);
+    /// assert!(!team.try_wait(&token));
+    /// team.complete_tx(64);
+    /// assert!(team.try_wait(&token));
+    /// ```
+    #[track_caller]
+    pub fn arrive_tx(&self, tx: u32) -> ArrivalToken {
+        self.arrive_as(SeatCall::ArriveTx(tx), tx).0
+    }
+
+    /// Arrives once and leaves the team: every later phase owes one arrival
+    /// fewer. On a seat that already arrived in the current phase it means
+    /// "leave from the next phase on". When the last seat leaves, the team
+    /// is retired once that phase completes.
+    ///
+    /// # Panics
+    ///
+    /// If the team is poisoned, or inside its completion function.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::new(2);
+    /// let (a, b) = (team.seat(0), team.seat(1));
+    /// a.arrive_and_drop();
+    /// b.arrive_and_wait(); // phase 0: both arrived
+    /// b.arrive_and_wait(); // phase 1 needs only b
+    /// assert!(!team.phase_parity());
+    /// ```
+    #[track_caller]
+    pub fn arrive_and_drop(self) {
+        let barrier = &self.team.barrier;
+        // Relaxed: only decides whether to panic; the arrival orders itself.
+        let s = barrier.snapshot(Ordering::Relaxed);
+        if s.poison().is_some() {
+            poisoned_panic(SeatCall::ArriveAndDrop, s);
+        }
+        barrier.check_not_in_completion(&SeatCall::ArriveAndDrop);
+        let seat = std::mem::ManuallyDrop::new(self);
+        seat.leave(SeatCall::ArriveAndDrop, false);
+    }
+
+    /// Decides the phase a new arrival belongs to: the one after this seat's
+    /// last arrival. Panics (changing nothing) on a double arrival or a
+    /// poisoned team; waits out the completion window of the last phase.
+    #[track_caller]
+    #[inline]
+    fn enter(&self, call: SeatCall) -> u8 {
+        let barrier = &self.team.barrier;
+        let last = self.last.get();
+        // Acquire: this arrival's node CAS must happen-after the re-arm of
+        // its round (module docs, point 3).
+        let mut s = barrier.snapshot(Ordering::Acquire);
+        loop {
+            if s.poison().is_some() {
+                poisoned_panic(call, s);
+            }
+            if s.phase() != last {
+                debug_assert_eq!(s.phase(), (last + 1) & 3);
+                return s.phase();
+            }
+            if s.is_completing() {
+                self.wait_next_phase(call, last);
+            } else {
+                let latest = barrier.latest();
+                if latest == s {
+                    panic!(
+                        "mbarrier: {call}: seat {} already arrived in phase {last} (mod 4), which has not completed: a seat arrives once per phase",
+                        self.rank
+                    );
+                }
+            }
+            // Acquire: as above.
+            s = barrier.snapshot(Ordering::Acquire);
+        }
+    }
+
+    /// The completion window of phase `last`: waits for the next phase.
+    #[cold]
+    #[track_caller]
+    fn wait_next_phase(&self, call: SeatCall, last: u8) {
+        let barrier = &self.team.barrier;
+        barrier.check_not_in_completion(&call);
+        barrier.wait_until(|s| (s.phase() != last || s.poison().is_some()).then_some(()));
+    }
+
+    /// One arrival (plus `tx`): the token and whether it completed the phase.
+    #[track_caller]
+    #[inline]
+    fn arrive_as(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
+        let barrier = &self.team.barrier;
+        let phase = self.enter(call);
+        if tx > 0 {
+            // Before the tree arrival: the phase cannot complete until that
+            // arrival, and a range misuse panics with nothing changed (point 4).
+            let _expect_tx = barrier.arrive_combined(Op::Seat {
+                call,
+                arrivals: 0,
+                drops: 0,
+                tx,
+                quiet: false,
+            });
+        }
+        let arrival = Contribution {
+            arrivals: 1,
+            drops: 0,
+            leave: false,
+        };
+        let result = self.contribute(phase, arrival, call, false);
+        self.last.set(phase);
+        result
+    }
+
+    /// Hands a contribution to round `round` to this seat's leaf (or, flat,
+    /// to the word) and climbs as far as it completes rounds.
+    #[track_caller]
+    #[inline]
+    fn contribute(
+        &self,
+        round: u8,
+        c: Contribution,
+        call: SeatCall,
+        quiet: bool,
+    ) -> (ArrivalToken, bool) {
+        let team = self.team;
+        if team.nodes.is_empty() {
+            return team.barrier.arrive_combined(Op::Seat {
+                call,
+                arrivals: c.arrivals,
+                drops: c.drops,
+                tx: 0,
+                quiet,
+            });
+        }
+        let leaf = self.rank / team.fan_in;
+        match team.climb(leaf, round, c) {
+            None => (team.barrier.token_for(round), false),
+            Some(sums) => team.arrive_root(round, sums, call, quiet),
+        }
+    }
+
+    /// Leaves: a contribution `(1, 1, leave)` to round `last + 1` (module
+    /// docs, "Leaving").
+    #[track_caller]
+    fn leave(&self, call: SeatCall, quiet: bool) {
+        let last = self.last.get();
+        if self.team.nodes.is_empty() {
+            let _left = self.team.barrier.arrive_combined(Op::SeatLeave {
+                call,
+                arrived_in: last,
+            });
+            return;
+        }
+        let c = Contribution {
+            arrivals: 1,
+            drops: 1,
+            leave: true,
+        };
+        let _ = self.contribute((last + 1) & 3, c, call, quiet);
+    }
+}
+
+impl<F: Completion> Team<F> {
+    /// Contributes `c` to round `round` at `node` and climbs while it
+    /// completes rounds; returns the root's sums if it completed the root's.
+    #[inline]
+    fn climb(&self, mut node: u32, round: u8, mut c: Contribution) -> Option<Contribution> {
+        loop {
+            let n = &self.nodes[node as usize];
+            // Relaxed: seeds the CAS loop; the CAS carries the ordering.
+            let mut cur = NodeWord(n.word.load(Ordering::Relaxed));
+            let completed = loop {
+                let (new, completed) = if cur.round() == round {
+                    let pending = cur.pending() - 1;
+                    let members = cur.members() - u32::from(c.leave);
+                    let arrivals = cur.arrivals() + c.arrivals;
+                    let drops = cur.drops() + c.drops;
+                    if pending == 0 {
+                        let done = Contribution {
+                            arrivals,
+                            drops,
+                            leave: members == 0,
+                        };
+                        (NodeWord::new(round.wrapping_add(1), members), Some(done))
+                    } else {
+                        (cur.with(pending, members, arrivals, drops), None)
+                    }
+                } else {
+                    // Folded into the previous round (module docs, "Leaving").
+                    debug_assert_eq!(cur.round(), round.wrapping_sub(1) & 3);
+                    debug_assert!(c.leave && c.arrivals == c.drops);
+                    let new = cur.with(
+                        cur.pending(),
+                        cur.members() - 1,
+                        cur.arrivals(),
+                        cur.drops() + c.drops,
+                    );
+                    (new, None)
+                };
+                // AcqRel: Acquire takes every earlier contribution's writes
+                // along; Release hands ours (and those) to the climber (point 1).
+                match n.word.compare_exchange_weak(
+                    cur.0,
+                    new.0,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => break completed,
+                    Err(found) => cur = NodeWord(found),
+                }
+            };
+            c = completed?;
+            if n.parent == NO_PARENT {
+                return Some(c);
+            }
+            node = n.parent;
+        }
+    }
+
+    /// The root's climber: one combined arrival of round `round` on the word.
+    #[track_caller]
+    #[inline]
+    fn arrive_root(
+        &self,
+        round: u8,
+        sums: Contribution,
+        call: SeatCall,
+        quiet: bool,
+    ) -> (ArrivalToken, bool) {
+        let barrier = &self.barrier;
+        if sums.arrivals == sums.drops {
+            // Only here can the climb be early: every seat left while phase
+            // `round - 1` was still running (module docs, "Leaving").
+            // Acquire: as a wait.
+            if barrier.snapshot(Ordering::Acquire).phase() != round {
+                barrier.wait_until(|s| (s.phase() == round || s.poison().is_some()).then_some(()));
+            }
+        }
+        barrier.arrive_combined(Op::Seat {
+            call,
+            arrivals: sums.arrivals,
+            drops: sums.drops,
+            tx: 0,
+            quiet,
+        })
+    }
+}
+
+impl<F: Completion> Drop for Seat<'_, F> {
+    /// Leaves the team; poisons it if the thread is unwinding (SPEC §7).
+    fn drop(&mut self) {
+        let barrier = &self.team.barrier;
+        if std::thread::panicking() {
+            barrier.poison();
+            return;
+        }
+        // Relaxed: only skips a leave that would do nothing (the leave
+        // itself is quiet on a poisoned or retired word, too).
+        let s = barrier.snapshot(Ordering::Relaxed);
+        if s.poison().is_some() || s.is_retired() {
+            return;
+        }
+        if barrier.in_own_completion() {
+            // It could only leave once that function has returned.
+            barrier.poison();
+            return;
+        }
+        self.leave(SeatCall::Drop, true);
+    }
+}
+
+impl<F: Completion> fmt::Debug for Seat<'_, F> {
+    /// E.g. `Seat { rank: 3, .. }`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Seat")
+            .field("rank", &self.rank)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_word_round_trips_its_fields() {
+        let w = NodeWord::new(3, 64).with(17, 63, (1 << 20) - 1, 12345);
+        assert_eq!(
+            (w.round(), w.pending(), w.members(), w.arrivals(), w.drops()),
+            (3, 17, 63, (1 << 20) - 1, 12345)
+        );
+        assert_eq!(NodeWord::new(4, 2).round(), 0);
+    }
+
+    #[test]
+    fn tree_shape_and_memory_table() {
+        let line = std::mem::size_of::<CachePadded<Node>>();
+        for (seats, nodes) in [
+            (1, 0),
+            (2, 0),
+            (3, 1),
+            (4, 1),
+            (5, 3),
+            (16, 5),
+            (17, 8),
+            (64, 21),
+            (1024, 341),
+        ] {
+            let team = Team::new(seats);
+            assert_eq!(team.nodes(), nodes, "{seats} seats");
+            assert_eq!(team.heap_bytes(), nodes * line + 8 * seats.div_ceil(64));
+        }
+        if cfg!(target_arch = "x86_64") {
+            assert_eq!(line, 128);
+            assert_eq!(std::mem::size_of::<Team>(), 48);
+            for (seats, heap) in [(4, 136), (16, 648), (64, 2696), (1024, 43_776)] {
+                assert_eq!(Team::new(seats).heap_bytes(), heap, "{seats} seats");
+            }
+        }
+    }
+
+    #[test]
+    fn parents_point_one_level_up() {
+        let team = Team::with_shape(10, 2, 0);
+        // 5 leaves (0-4), then 3 (5-7), 2 (8-9) and the root (10).
+        let parents: Vec<u32> = team.nodes.iter().map(|n| n.parent).collect();
+        assert_eq!(parents, [5, 5, 6, 6, 7, 8, 8, 9, 10, 10, NO_PARENT]);
+    }
+}
