@@ -33,6 +33,9 @@ start=$SECONDS
 RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
     --target "$target" --example bench_table "${features[@]}"
 cp "target/$target/release/examples/bench_table" device/bench_table
+RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
+    --target "$target" --example heat
+cp "target/$target/release/examples/heat" device/heat
 
 anchors=../shared/anchors/anchors.cpp
 # The linker's warnings about dlopen in static binaries are harmless.
@@ -42,7 +45,7 @@ nice g++ -O2 -std=c++20 -pthread -fopenmp -static "$anchors" -o device/anchors 2
         exit 1
     }
 
-for b in device/bench_table device/anchors; do
+for b in device/bench_table device/heat device/anchors; do
     # ldd says "not a dynamic executable" (static) or "statically linked" (static-pie).
     if ! { ldd "$b" 2>&1 || true; } | grep -Eq 'not a dynamic executable|statically linked'; then
         echo "device-build: $b is dynamically linked" >&2

@@ -190,7 +190,7 @@ header() { # header FILE TITLE TEXT
 # ---- (a) episode latency, threads <= cores --------------------------------------
 header a-latency "Episode latency, threads <= cores" \
     "bench_table at each T, then the C++ peers at the same T; then the fuzzy, wake, pipeline and single-thread sections."
-KA=$(pick mbarrier classic no-backoff team block std hurdles dissemination)
+KA=$(pick mbarrier classic no-backoff team team-f2 team-f8 team-f16 team-flat block std hurdles dissemination)
 for t in $A_T; do
     step a-latency md 120 $BT --threads "$t" --only "$KA" --sections episode --rounds $ROUNDS --budget-ms $BUDGET
     for peer in spin_dissemination omp_barrier std_barrier; do
@@ -261,6 +261,14 @@ if ((${#STATS[@]})); then
     step f-stats md 60 $BT --cpus 2 --threads 2 --hogs 2 --hog-procs --hog-pattern 2,1 "${F[@]}"
 else
     echo "_skipped: $BT was built without --features bench (no --stats)_" >>"$OUT/f-stats.md"
+fi
+
+# ---- (g) the demo: split arrive/wait on a Barrier and on a Team's seats ------------------
+if [[ -x device/heat ]]; then
+    header g-heat "examples/heat: Barrier vs Team" ""
+    for flags in "--threads 16" "--threads 16 --team" "--threads 16" "--threads 16 --team"; do
+        step g-heat md 60 device/heat $flags --reps 3
+    done
 fi
 
 printf '\n- total: %d s\n' $((SECONDS - T0)) >>"$OUT/machine.md"
