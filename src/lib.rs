@@ -16,6 +16,11 @@
 //!   function ([`Barrier::with_completion`]), transaction counts
 //!   ([`expect_tx`](Barrier::expect_tx), [`complete_tx`](Barrier::complete_tx),
 //!   [`arrive_tx`](Barrier::arrive_tx)) and [`poison`](Barrier::poison).
+//! - Async waits, for tasks on any executor beside threads on the same
+//!   barrier: [`wait_async`](Barrier::wait_async) ([`WaitFuture`]),
+//!   [`wait_parity_async`](Barrier::wait_parity_async) ([`ParityWaitFuture`]),
+//!   [`arrive_and_wait_async`](Barrier::arrive_and_wait_async)
+//!   ([`ArriveAndWaitFuture`]); a pending wait allocates nothing.
 //! - [`ArrivalToken`]: proof of an arrival, waited on with [`Barrier::wait`].
 //! - [`BarrierWaitResult`]: what [`Barrier::arrive_and_wait`] returns (`is_leader`).
 //! - [`Completion`]: the (sealed) bound on a barrier's completion function.
@@ -123,6 +128,7 @@
 mod barrier;
 mod block;
 mod completion;
+mod future;
 mod launch;
 mod op;
 mod park;
@@ -135,6 +141,7 @@ mod warp;
 pub use barrier::Barrier;
 pub use block::BlockBarrier;
 pub use completion::Completion;
+pub use future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 pub use launch::{launch, Block};
 pub use token::{ArrivalToken, BarrierWaitResult};
 pub use warp::WarpBarrier;

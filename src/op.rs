@@ -21,6 +21,7 @@ pub(crate) enum Op {
     ExpectTx(u32),
     CompleteTx(u32),
     ArriveAndWait,
+    ArriveAndWaitAsync,
 }
 
 /// What an operation found wrong with the word; nothing was changed.
@@ -42,7 +43,7 @@ impl Op {
     /// (arrivals, dropped participants, change of tx).
     fn delta(self) -> (usize, usize, i64) {
         match self {
-            Op::Arrive | Op::ArriveAndWait => (1, 0, 0),
+            Op::Arrive | Op::ArriveAndWait | Op::ArriveAndWaitAsync => (1, 0, 0),
             Op::ArriveN(n) => (n, 0, 0),
             Op::ArriveAndDrop => (1, 1, 0),
             Op::ArriveAndDropN(n) => (n, n, 0),
@@ -127,6 +128,7 @@ impl fmt::Display for Op {
             Op::ExpectTx(tx) => write!(f, "expect_tx({tx})"),
             Op::CompleteTx(tx) => write!(f, "complete_tx({tx})"),
             Op::ArriveAndWait => f.write_str("arrive_and_wait()"),
+            Op::ArriveAndWaitAsync => f.write_str("arrive_and_wait_async()"),
         }
     }
 }

@@ -245,23 +245,7 @@ impl<F: Completion> Barrier<F> {
         completed: impl Fn(Snapshot) -> bool,
         what: impl FnOnce() -> String,
     ) -> bool {
-        #[derive(Clone, Copy)]
-        enum End {
-            Completed,
-            Poisoned(Snapshot),
-            Retired(Snapshot),
-        }
-        let classify = |s: Snapshot| {
-            if s.poison().is_some() {
-                Some(End::Poisoned(s))
-            } else if completed(s) {
-                Some(End::Completed)
-            } else if s.is_retired() {
-                Some(End::Retired(s))
-            } else {
-                None
-            }
-        };
+        let classify = |s| End::classify(s, &completed);
         // Acquire: pairs with the Release that ended the phase (state.rs, point 4).
         let s = self.state.load(Ordering::Acquire);
         if s.is_completing() {
@@ -273,11 +257,41 @@ impl<F: Completion> Barrier<F> {
                 .wait(&self.state, s, classify)
                 .ok(),
         };
-        match end {
-            None => false,
-            Some(End::Completed) => true,
-            Some(End::Poisoned(s)) => poisoned_panic(op, s),
-            Some(End::Retired(s)) => panic!(
+        end.is_some_and(|end| end.finish(op, what))
+    }
+}
+
+/// How a wait for a phase ends (besides a deadline).
+#[derive(Clone, Copy)]
+pub(super) enum End {
+    Completed,
+    Poisoned(Snapshot),
+    Retired(Snapshot),
+}
+
+impl End {
+    /// How the word `s` ends a wait for `completed`, if it does. Pure: it
+    /// also runs under the parking lot's lock.
+    pub(super) fn classify(s: Snapshot, completed: impl Fn(Snapshot) -> bool) -> Option<End> {
+        if s.poison().is_some() {
+            Some(End::Poisoned(s))
+        } else if completed(s) {
+            Some(End::Completed)
+        } else if s.is_retired() {
+            Some(End::Retired(s))
+        } else {
+            None
+        }
+    }
+
+    /// `true` for a completed wait; panics for the others (`op` and `what`
+    /// name the wait and its phase in the message).
+    #[track_caller]
+    pub(super) fn finish(self, op: &str, what: impl FnOnce() -> String) -> bool {
+        match self {
+            End::Completed => true,
+            End::Poisoned(s) => poisoned_panic(op, s),
+            End::Retired(s) => panic!(
                 "mbarrier: {op}: {} can never complete: every participant dropped out and the barrier is retired in phase {}",
                 what(),
                 s.phase()
