@@ -584,3 +584,31 @@ fn futures_are_debug() {
     let token = barrier.wait_async(barrier.arrive());
     assert!(format!("{token:?}").starts_with("WaitFuture { phase: 0,"));
 }
+
+#[test]
+fn more_pending_futures_than_one_wake_batch_are_each_woken_once() {
+    // The completer wakes 32 wakers per locked pass: 100 need four passes.
+    const FUTURES: usize = 100;
+    let barrier = Barrier::new(2);
+    let parity = barrier.phase_parity();
+    let probes: Vec<_> = (0..FUTURES).map(|_| Probe::new()).collect();
+    let mut futures: Vec<_> = (0..FUTURES)
+        .map(|_| Some(Box::pin(barrier.wait_parity_async(parity))))
+        .collect();
+    for (fut, probe) in futures.iter_mut().zip(&probes) {
+        assert!(poll_once(fut.as_mut().unwrap().as_mut(), probe).is_pending());
+    }
+    // Drop every third one: the others must still be woken.
+    for fut in futures.iter_mut().step_by(3) {
+        *fut = None;
+    }
+    drop(barrier.arrive_n(2));
+    for (i, probe) in probes.iter().enumerate() {
+        assert_eq!(probe.wakes(), usize::from(i % 3 != 0), "future {i}");
+    }
+    for (fut, probe) in futures.iter_mut().zip(&probes) {
+        if let Some(fut) = fut {
+            assert!(poll_once(fut.as_mut(), probe).is_ready());
+        }
+    }
+}

@@ -262,6 +262,14 @@ impl Drop for TaskNode {
         // pinned; pinned data is dropped in place, so this is where it was.
         let node = unsafe { Pin::new_unchecked(&*self) };
         node.deregister();
+        // Unlinked: nothing else reaches the links now, so they are ours
+        // without the lock (under loom, this access is checked against the
+        // last unlinker's, which must happen-before it).
+        // SAFETY: as just said.
+        let clean = self.links.with_mut(|l| unsafe {
+            (*l).waker.is_none() && (*l).prev.is_null() && (*l).next.is_null()
+        });
+        debug_assert!(clean, "a dropped task node was still linked");
     }
 }
 
