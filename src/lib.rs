@@ -68,7 +68,10 @@
 //! table keyed by the barrier's address, so a barrier costs nothing beyond its
 //! 8 bytes. The thread that completes a phase wakes the parked threads only
 //! if there are any. The numbers behind this policy are in `src/wait.rs` and
-//! `benches/RESULTS.md`.
+//! `benches/RESULTS.md`. An async wait never blocks its thread: a pending
+//! future's task registers its waker in a static table keyed by the same
+//! address (a node inside the future, no allocation), and the same completer
+//! wakes it.
 //!
 //! # Decisions where the contract is silent
 //!
