@@ -257,7 +257,11 @@ impl<F: Completion> Barrier<F> {
                 .wait(&self.state, s, classify)
                 .ok(),
         };
-        end.is_some_and(|end| end.finish(op, what))
+        // A `match`, not a closure: `finish` panics at the caller's location.
+        match end {
+            None => false,
+            Some(end) => end.finish(op, what),
+        }
     }
 }
 

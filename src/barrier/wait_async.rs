@@ -119,13 +119,20 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn arrive_and_wait_async(&self) -> ArriveAndWaitFuture<'_, F> {
-        let arrival = self.update(Op::ArriveAndWaitAsync);
-        ArriveAndWaitFuture::arrived(
-            self,
-            "arrive_and_wait_async()",
-            arrival.phase,
-            arrival.completed,
-        )
+        self.arrive_then_wait_async(Op::ArriveAndWaitAsync, "arrive_and_wait_async()")
+    }
+
+    /// Records `op` (an arrival; its misuse panics here) and returns the
+    /// future that waits for its phase, naming `name` in its panics. For the
+    /// other handles' `arrive_and_wait_async` (a `Seat`'s).
+    #[track_caller]
+    pub(crate) fn arrive_then_wait_async(
+        &self,
+        op: Op,
+        name: &'static str,
+    ) -> ArriveAndWaitFuture<'_, F> {
+        let arrival = self.update(op);
+        ArriveAndWaitFuture::arrived(self, name, arrival.phase, arrival.completed)
     }
 
     /// A node of the task table for this barrier's word.
