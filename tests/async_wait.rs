@@ -612,3 +612,27 @@ fn more_pending_futures_than_one_wake_batch_are_each_woken_once() {
         }
     }
 }
+
+#[test]
+fn a_completion_wakes_only_the_tasks_of_its_own_barrier() {
+    // 64 barriers, each with a pending future: completing one wakes one.
+    let barriers: Vec<Barrier> = (0..64).map(|_| Barrier::new(2)).collect();
+    let probes: Vec<_> = (0..64).map(|_| Probe::new()).collect();
+    let mut futures: Vec<_> = barriers
+        .iter()
+        .map(|b| Box::pin(b.wait_parity_async(false)))
+        .collect();
+    for (fut, probe) in futures.iter_mut().zip(&probes) {
+        assert!(poll_once(fut.as_mut(), probe).is_pending());
+    }
+    for (i, barrier) in barriers.iter().enumerate() {
+        drop(barrier.arrive_n(2));
+        for (j, probe) in probes.iter().enumerate() {
+            assert_eq!(
+                probe.wakes(),
+                usize::from(j <= i),
+                "barrier {i}, future {j}"
+            );
+        }
+    }
+}
