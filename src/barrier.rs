@@ -12,6 +12,7 @@ use crate::wait::{wake, Waiter};
 use std::fmt;
 
 mod wait;
+mod wait_async;
 
 /// A reusable barrier with split arrive/wait, phases, parity waits, a
 /// completion function and transaction counts: CUDA's `cuda::barrier` (the PTX

@@ -19,6 +19,11 @@
 //!   function ([`Barrier::with_completion`]), transaction counts
 //!   ([`expect_tx`](Barrier::expect_tx), [`complete_tx`](Barrier::complete_tx),
 //!   [`arrive_tx`](Barrier::arrive_tx)) and [`poison`](Barrier::poison).
+//! - Async waits, for tasks on any executor beside threads on the same
+//!   barrier: [`wait_async`](Barrier::wait_async) ([`WaitFuture`]),
+//!   [`wait_parity_async`](Barrier::wait_parity_async) ([`ParityWaitFuture`]),
+//!   [`arrive_and_wait_async`](Barrier::arrive_and_wait_async)
+//!   ([`ArriveAndWaitFuture`]); a pending wait allocates nothing.
 //! - [`ArrivalToken`]: proof of an arrival, waited on with [`Barrier::wait`].
 //! - [`BarrierWaitResult`]: what [`Barrier::arrive_and_wait`] returns (`is_leader`).
 //! - [`Completion`]: the (sealed) bound on a barrier's completion function.
@@ -56,6 +61,9 @@
 //! [`BlockBarrier::sync`], [`Team`]'s seats, [`WarpBarrier::sync`]). The measurements behind
 //! the policy, with more threads than cores and under foreign load, are in
 //! the package's [`benches/RESULTS.md`](https://docs.rs/crate/mbarrier/latest/source/benches/RESULTS.md).
+//! An async wait never blocks its thread: a pending future's task registers
+//! its waker in a static table keyed by the same address (a node inside the
+//! future, no allocation), and the same completer wakes it.
 //!
 //! # Corner cases
 //!
@@ -98,6 +106,7 @@
 mod barrier;
 mod block;
 mod completion;
+mod future;
 mod launch;
 mod op;
 mod park;
@@ -111,6 +120,7 @@ mod warp;
 pub use barrier::Barrier;
 pub use block::{BlockBarrier, BlockSeat};
 pub use completion::Completion;
+pub use future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 pub use launch::{launch, Block};
 pub use team::{Seat, Seats, Team};
 pub use token::{ArrivalToken, BarrierWaitResult};

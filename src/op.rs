@@ -48,6 +48,7 @@ pub(crate) enum Op {
     ExpectTx(u32),
     CompleteTx(u32),
     ArriveAndWait,
+    ArriveAndWaitAsync,
     /// An arrival of a `Team`'s seats on the word (team.rs): `arrivals`
     /// seats arrive and `drops` of them leave, plus `tx`; the seat operation
     /// the user called names it in messages. `quiet`: a seat's drop, which
@@ -76,6 +77,7 @@ pub(crate) enum SeatCall {
     ArriveTx(u32),
     ArriveAndDrop,
     Drop,
+    ArriveAndWaitAsync,
 }
 
 impl fmt::Display for SeatCall {
@@ -86,6 +88,7 @@ impl fmt::Display for SeatCall {
             SeatCall::ArriveTx(tx) => write!(f, "Seat::arrive_tx({tx})"),
             SeatCall::ArriveAndDrop => f.write_str("Seat::arrive_and_drop()"),
             SeatCall::Drop => f.write_str("drop(Seat)"),
+            SeatCall::ArriveAndWaitAsync => f.write_str("Seat::arrive_and_wait_async()"),
         }
     }
 }
@@ -110,7 +113,7 @@ impl Op {
     /// running word `s`.
     fn delta(self, s: Snapshot) -> (usize, usize, i64) {
         match self {
-            Op::Arrive | Op::ArriveAndWait => (1, 0, 0),
+            Op::Arrive | Op::ArriveAndWait | Op::ArriveAndWaitAsync => (1, 0, 0),
             Op::ArriveN(n) => (n, 0, 0),
             Op::ArriveAndDrop => (1, 1, 0),
             Op::ArriveAndDropN(n) => (n, n, 0),
@@ -217,6 +220,7 @@ impl fmt::Display for Op {
             Op::ExpectTx(tx) => write!(f, "expect_tx({tx})"),
             Op::CompleteTx(tx) => write!(f, "complete_tx({tx})"),
             Op::ArriveAndWait => f.write_str("arrive_and_wait()"),
+            Op::ArriveAndWaitAsync => f.write_str("arrive_and_wait_async()"),
             Op::Seat { call, .. } | Op::SeatLeave { call, .. } => call.fmt(f),
         }
     }

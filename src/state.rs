@@ -16,7 +16,7 @@
 //! | `pending`  | `0 ..= MAX`                    | arrivals still owed in the current phase |
 //! | `expected` | `0 ..= MAX`                    | arrivals owed per phase from the next phase on |
 //! | `phase`    | `0 ..= 3`                      | the current phase modulo 4 |
-//! | `PARKED`   | flag                           | some thread may be parked on this word's address |
+//! | `PARKED`   | flag                           | some thread may be parked, or some task registered, on this word's address |
 //!
 //! A 21-bit two's complement field holds `-2^20 ..= 2^20 - 1`, one value more
 //! than `tx` ever takes. That spare value, [`TX_SPECIAL`], marks the two states
@@ -72,7 +72,7 @@
 //!    with every arrival of the phase.
 //! 5. Setting `PARKED`, poisoning and `is_poisoned` publish nothing: `Relaxed`. The
 //!    park/unpark handshake itself is ordered by the parking lot's bucket lock
-//!    (see [`crate::wait`]).
+//!    (for tasks, the task table's; see [`crate::wait`]).
 
 use crate::sync::{AtomicU64, Ordering};
 use std::fmt;

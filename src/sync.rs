@@ -9,14 +9,14 @@
 
 #[cfg(not(any(loom, shuttle)))]
 pub(crate) use std::{
-    sync::atomic::{AtomicU64, Ordering},
+    sync::atomic::{AtomicBool, AtomicU64, Ordering},
     thread_local,
 };
 
 #[cfg(loom)]
 pub(crate) use loom::{
     cell::UnsafeCell,
-    sync::atomic::{AtomicU64, Ordering},
+    sync::atomic::{AtomicBool, AtomicU64, Ordering},
 };
 
 /// loom's `thread_local!` does not accept std's `const { ... }` initializer;
@@ -44,7 +44,7 @@ pub(crate) use loom_thread_local as thread_local;
 
 #[cfg(shuttle)]
 pub(crate) use shuttle::{
-    sync::atomic::{AtomicU64, Ordering},
+    sync::atomic::{AtomicBool, AtomicU64, Ordering},
     thread_local,
 };
 

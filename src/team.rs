@@ -157,6 +157,7 @@
 
 use crate::barrier::Barrier;
 use crate::completion::Completion;
+use crate::future::ArriveAndWaitFuture;
 use crate::op::{poisoned_panic, Op, SeatCall};
 use crate::sync::{AtomicU64, ClaimU64, Ordering};
 use crate::token::{ArrivalToken, BarrierWaitResult};
@@ -716,6 +717,39 @@ impl<F: Completion> Seat<'_, F> {
         BarrierWaitResult {
             is_leader: completed,
         }
+    }
+
+    /// Arrives now (the arrival happens at the call, not at the first poll;
+    /// its misuse panics here) and returns a future that waits for the
+    /// phase: [`arrive_and_wait`](Seat::arrive_and_wait) for async code
+    /// (SPEC §8). Its output's `is_leader()` is true for the seat whose
+    /// arrival completed the phase.
+    ///
+    /// # Panics
+    ///
+    /// As [`arrive`](Seat::arrive) at the call; the future panics when
+    /// polled as [`Barrier::wait_async`]'s does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
+    /// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+    /// # }
+    /// let team = mbarrier::Team::new(1);
+    /// let seat = team.seat(0);
+    /// let result = block_on(seat.arrive_and_wait_async());
+    /// assert!(result.is_leader());
+    /// ```
+    #[track_caller]
+    pub fn arrive_and_wait_async(&self) -> ArriveAndWaitFuture<'_, F> {
+        let (token, completed) = self.arrive_as(SeatCall::ArriveAndWaitAsync, 0);
+        ArriveAndWaitFuture::arrived(
+            &self.team.barrier,
+            "Seat::arrive_and_wait_async()",
+            token.phase,
+            completed,
+        )
     }
 
     /// Arrives once and adds `tx` to the phase's transaction count, as one

@@ -23,6 +23,10 @@
 //!    keyed by an address inside the word; whoever changes the word in the
 //!    way the waiter waits for calls [`wake`] with the word it replaced.
 //!
+//! A task (an async wait, [`poll_wait`]) takes none of these stages: it
+//! checks the word and, unsatisfied, registers its waker in the task table
+//! (`park/tasks.rs`) under the same key, by the same handshake.
+//!
 //! Every number here was measured, not guessed (benches/RESULTS.md and the
 //! notes beside each constant). Under `--cfg loom` / `--cfg shuttle` each
 //! stage runs once (one load of the spin stage, one yield), so the models
@@ -41,11 +45,17 @@
 //! waker's lock comes first, and `validate` (ordered after it by the lock)
 //! sees the change, or the parker's comes first, and the waker finds it
 //! queued.
+//!
+//! A task registers the same way: it sets `PARKED` by the same CAS, and the
+//! task table's `validate` re-reads the word under the table's bucket lock,
+//! which [`wake`] takes after the change too.
 
-use crate::park::{self, Parked};
+use crate::park::{self, Parked, TaskNode};
 use crate::state::{Snapshot, State};
 use crate::sync::{self, Ordering};
+use std::pin::Pin;
 use std::sync::OnceLock;
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 pub(crate) mod policy;
@@ -148,8 +158,8 @@ impl Word for State {
 
 /// The waking half of the handshake: `prior` is the word that the caller's
 /// RMW replaced; if a waiter had marked it `PARKED`, wake every thread
-/// parked on the word. Waking an address nobody parks on is harmless, even
-/// after the word is gone.
+/// parked on the word and every task registered on it. Waking an address
+/// nobody waits on is harmless, even after the word is gone.
 #[inline]
 pub(crate) fn wake<W: Word>(word: &W, prior: W::Snapshot) {
     if W::parked(prior) {
@@ -160,6 +170,7 @@ pub(crate) fn wake<W: Word>(word: &W, prior: W::Snapshot) {
 #[cold]
 fn wake_parked(key: usize) {
     park::unpark_all(key);
+    park::wake_tasks(key);
 }
 
 /// One wait, possibly over several words in turn (a `WarpBarrier` lane waits
@@ -421,6 +432,44 @@ fn park_until<W: Word, T>(
         // However the park ends (woken, timed out, or the word had already
         // changed), the loop re-reads the word and decides again.
         let _: Parked = park::park(word.park_key(), &mut validate, deadline);
+    }
+}
+
+/// The registering half of the handshake for a task: one poll of a wait on
+/// `word`, starting from `s` (a fresh `Acquire` load). `Ready` with `check`'s
+/// answer once it accepts a word (`node` is then unlinked), else `Pending`
+/// with `node` linked under the word's key and holding `waker`, which the next
+/// [`wake`] of the word wakes.
+///
+/// `check` must be pure and must not panic: it also runs under the task
+/// table's lock. It sees the word as loaded with `Acquire`, except inside the
+/// lock (`Relaxed`, used only to decide whether to stay registered).
+pub(crate) fn poll_wait<W: Word, T>(
+    word: &W,
+    mut s: W::Snapshot,
+    node: Pin<&TaskNode>,
+    waker: &Waker,
+    check: impl Fn(W::Snapshot) -> Option<T>,
+) -> Poll<T> {
+    debug_assert_eq!(node.key(), word.park_key());
+    loop {
+        if let Some(done) = check(s) {
+            node.deregister();
+            return Poll::Ready(done);
+        }
+        if W::parked(s) || word.mark_parked(s).is_ok() {
+            let validate = || {
+                // Relaxed: only decides whether to stay registered; the lock
+                // orders it (module docs).
+                let now = word.load(Ordering::Relaxed);
+                W::parked(now) && check(now).is_none()
+            };
+            if node.register(waker, validate) {
+                return Poll::Pending;
+            }
+        }
+        // Acquire: as in `spin`.
+        s = word.load(Ordering::Acquire);
     }
 }
 

@@ -14,6 +14,7 @@ use mbarrier::{Barrier, BlockBarrier, Completion, Team, WarpBarrier};
 use shuttle::sync::atomic::{AtomicUsize, Ordering};
 use shuttle::sync::Arc;
 use shuttle::thread;
+use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
@@ -455,4 +456,64 @@ fn team_unwinding_seat_poisons_every_participant() {
     let again = run.clone();
     shuttle::check_random(move || again(), iterations() / 4);
     shuttle::check_pct(move || run(), iterations() / 4, 3);
+}
+
+/// Tasks beside threads: over `PHASES` phases of a barrier whose completion
+/// function counts them, two threads block in `arrive_and_wait`, two drive
+/// `arrive_and_wait_async` with shuttle's `block_on`, one arrives and
+/// `block_on`s `wait_async(token)`, and one arrives and drops its
+/// `arrive_and_wait_async` future after one poll, then waits by parity.
+/// After every wait the completion of that phase must have run; a lost
+/// wake-up of a task is a deadlock shuttle reports.
+#[test]
+fn tasks_and_threads_share_a_barrier() {
+    const PARTIES: usize = 6;
+    const PHASES: usize = 8;
+    check(|| {
+        let completed = Arc::new(AtomicUsize::new(0));
+        let count = completed.clone();
+        let barrier = Arc::new(Barrier::with_completion(PARTIES, move || {
+            count.fetch_add(1, Ordering::SeqCst);
+        }));
+        let handles: Vec<_> = (0..PARTIES)
+            .map(|t| {
+                let (barrier, completed) = (barrier.clone(), completed.clone());
+                thread::spawn(move || {
+                    for phase in 1..=PHASES {
+                        match t {
+                            0 | 1 => {
+                                barrier.arrive_and_wait();
+                            }
+                            2 | 3 => {
+                                shuttle::future::block_on(barrier.arrive_and_wait_async());
+                            }
+                            4 => shuttle::future::block_on(barrier.wait_async(barrier.arrive())),
+                            _ => {
+                                let parity = barrier.phase_parity();
+                                let mut fut = Box::pin(barrier.arrive_and_wait_async());
+                                let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+                                let _ = fut
+                                    .as_mut()
+                                    .poll(&mut std::task::Context::from_waker(&waker));
+                                drop(fut);
+                                shuttle::future::block_on(barrier.wait_parity_async(parity));
+                            }
+                        }
+                        assert!(completed.load(Ordering::SeqCst) >= phase);
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(completed.load(Ordering::SeqCst), PHASES);
+    });
+}
+
+/// A waker that does nothing (std's `Waker::noop` is newer than our MSRV).
+struct Noop;
+
+impl std::task::Wake for Noop {
+    fn wake(self: std::sync::Arc<Self>) {}
 }

@@ -241,8 +241,7 @@ impl<F: Completion> Barrier<F> {
     }
 
     /// The common wait: until `completed(word)`, a poisoned barrier or a
-    /// phase that can never complete (retired), or the deadline; true if
-    /// the phase completed, false on timeout, a panic otherwise.
+    /// phase that can never complete (retired), or the deadline.
     #[track_caller]
     fn wait_for(
         &self,
@@ -251,64 +250,61 @@ impl<F: Completion> Barrier<F> {
         completed: impl Fn(Snapshot) -> bool,
         what: impl FnOnce() -> String,
     ) -> bool {
-        let end = self.wait_end(op, deadline, completed);
-        self.end_of_wait(op, end, what)
-    }
-
-    /// Waits until `completed(word)`, poisoning or retirement (`Some`), or
-    /// until the deadline (`None`).
-    #[track_caller]
-    fn wait_end(
-        &self,
-        op: &str,
-        deadline: Option<Instant>,
-        completed: impl Fn(Snapshot) -> bool,
-    ) -> Option<End> {
-        let classify = |s: Snapshot| {
-            if s.poison().is_some() {
-                Some(End::Poisoned(s))
-            } else if completed(s) {
-                Some(End::Completed)
-            } else if s.is_retired() {
-                Some(End::Retired(s))
-            } else {
-                None
-            }
-        };
+        let classify = |s| End::classify(s, &completed);
         // Acquire: pairs with the Release that ended the phase (state.rs, point 4).
         let s = self.state.load(Ordering::Acquire);
         if s.is_completing() {
             completion::check_not_running(self.key(), &op);
         }
-        match classify(s) {
+        let end = match classify(s) {
             Some(end) => Some(end),
             None => Waiter::new(s.expected(), deadline)
                 .wait(&self.state, s, classify)
                 .ok(),
+        };
+        // A `match`, not a closure: `finish` panics at the caller's location.
+        match end {
+            None => false,
+            Some(end) => end.finish(op, what),
+        }
+    }
+}
+
+/// How a wait for a phase ends (besides a deadline).
+#[derive(Clone, Copy)]
+pub(super) enum End {
+    Completed,
+    Poisoned(Snapshot),
+    Retired(Snapshot),
+}
+
+impl End {
+    /// How the word `s` ends a wait for `completed`, if it does. Pure: it
+    /// also runs under the parking lot's lock.
+    pub(super) fn classify(s: Snapshot, completed: impl Fn(Snapshot) -> bool) -> Option<End> {
+        if s.poison().is_some() {
+            Some(End::Poisoned(s))
+        } else if completed(s) {
+            Some(End::Completed)
+        } else if s.is_retired() {
+            Some(End::Retired(s))
+        } else {
+            None
         }
     }
 
-    /// What a wait that ended in `end` returns (true: completed; false:
-    /// timed out), or its panic.
+    /// `true` for a completed wait; panics for the others (`op` and `what`
+    /// name the wait and its phase in the message).
     #[track_caller]
-    fn end_of_wait(&self, op: &str, end: Option<End>, what: impl FnOnce() -> String) -> bool {
-        match end {
-            None => false,
-            Some(End::Completed) => true,
-            Some(End::Poisoned(s)) => poisoned_panic(op, s),
-            Some(End::Retired(s)) => panic!(
+    pub(super) fn finish(self, op: &str, what: impl FnOnce() -> String) -> bool {
+        match self {
+            End::Completed => true,
+            End::Poisoned(s) => poisoned_panic(op, s),
+            End::Retired(s) => panic!(
                 "mbarrier: {op}: {} can never complete: every participant dropped out and the barrier is retired in phase {}",
                 what(),
                 s.phase()
             ),
         }
     }
-}
-
-/// How a wait ended, if not by its deadline.
-#[derive(Clone, Copy)]
-enum End {
-    Completed,
-    Poisoned(Snapshot),
-    Retired(Snapshot),
 }

@@ -13,6 +13,9 @@
 //! The real backend is `parking_lot_core` (a global hash table of queues, so a
 //! barrier costs no memory for parking); under `--cfg loom` / `--cfg shuttle`
 //! a `Mutex` + `Condvar` of the model checker stands in for it.
+//!
+//! Tasks (async waits) wait in [`tasks`], a table with the same contract keyed
+//! by the same address; [`crate::wait::wake`] wakes both.
 
 #[cfg(not(any(loom, shuttle)))]
 mod parking_lot;
@@ -23,6 +26,9 @@ pub(crate) use self::parking_lot::{park, unpark_all};
 mod model;
 #[cfg(any(loom, shuttle))]
 pub(crate) use self::model::{park, unpark_all};
+
+mod tasks;
+pub(crate) use self::tasks::{wake_all as wake_tasks, TaskNode};
 
 /// How a [`park`] call ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

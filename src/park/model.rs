@@ -16,6 +16,9 @@ use super::Parked;
 use std::time::Instant;
 
 #[cfg(loom)]
+pub(crate) use self::lot::Lock;
+
+#[cfg(loom)]
 mod lot {
     use loom::{
         cell::UnsafeCell,
@@ -33,8 +36,12 @@ mod lot {
         2 << slot
     }
 
+    /// A lock whose waiters sleep in loom's `thread::park`: the lot's, and
+    /// the task table's (`tasks.rs`), each its own word.
+    pub(crate) struct Lock(AtomicUsize);
+
     pub(super) struct Lot {
-        lock: AtomicUsize,
+        lock: Lock,
         /// Slots parked since the last `unpark_all`; only touched with the lot locked.
         sleepers: UnsafeCell<usize>,
         next_slot: AtomicUsize,
@@ -51,7 +58,7 @@ mod lot {
 
     lazy_static! {
         pub(super) static ref LOT: Lot = Lot {
-            lock: AtomicUsize::new(0),
+            lock: Lock::new(),
             sleepers: UnsafeCell::new(0),
             next_slot: AtomicUsize::new(0),
             threads: std::array::from_fn(|_| UnsafeCell::new(None)),
@@ -71,10 +78,14 @@ mod lot {
         };
     }
 
-    impl Lot {
-        /// Takes the lot's lock, sleeping (not spinning: loom cannot bound a
+    impl Lock {
+        pub(crate) fn new() -> Lock {
+            Lock(AtomicUsize::new(0))
+        }
+
+        /// Takes the lock, sleeping (not spinning: loom cannot bound a
         /// spin lock's schedules) while another thread holds it.
-        pub(super) fn lock(&self) {
+        pub(crate) fn lock(&self) {
             let me = SLOT.with(|s| *s);
             // Guess "unlocked, nobody waiting": one CAS when uncontended.
             let mut s = 0;
@@ -87,7 +98,7 @@ mod lot {
                     // Release: publishes our `threads` slot to the unlocker.
                     (s | bit(me), Ordering::Release)
                 };
-                match self.lock.compare_exchange(s, new, order, Ordering::Relaxed) {
+                match self.0.compare_exchange(s, new, order, Ordering::Relaxed) {
                     Ok(_) if s & LOCKED == 0 => return,
                     Ok(_) => {
                         // The unlocker clears our bit and unparks us.
@@ -100,11 +111,21 @@ mod lot {
             }
         }
 
-        pub(super) fn unlock(&self) {
+        pub(crate) fn unlock(&self) {
             // AcqRel: Release hands the critical section on; Acquire sees the
             // `threads` slots of the waiters it wakes.
-            let waiters = self.lock.swap(0, Ordering::AcqRel) & !LOCKED;
-            self.wake(waiters);
+            let waiters = self.0.swap(0, Ordering::AcqRel) & !LOCKED;
+            LOT.wake(waiters);
+        }
+    }
+
+    impl Lot {
+        pub(super) fn lock(&self) {
+            self.lock.lock();
+        }
+
+        pub(super) fn unlock(&self) {
+            self.lock.unlock();
         }
 
         /// Marks the current thread as parked; call with the lot locked.

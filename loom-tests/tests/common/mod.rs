@@ -95,3 +95,54 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         String::new()
     }
 }
+
+/// A waker for hand-polled futures in the models: counts its wakes (a loom
+/// atomic) and unparks the model thread that made it.
+pub struct Probe {
+    wakes: loom::sync::atomic::AtomicUsize,
+    thread: loom::thread::Thread,
+}
+
+impl Probe {
+    pub fn new() -> std::sync::Arc<Probe> {
+        std::sync::Arc::new(Probe {
+            wakes: loom::sync::atomic::AtomicUsize::new(0),
+            thread: loom::thread::current(),
+        })
+    }
+
+    /// How often it was woken.
+    pub fn wakes(&self) -> usize {
+        // Acquire: a wake seen here comes with what the waker did before it.
+        self.wakes.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Parks the calling model thread until the probe has been woken
+    /// `n` times (a lost wake-up is a deadlock loom reports).
+    pub fn wait_for(&self, n: usize) {
+        while self.wakes() < n {
+            loom::thread::park();
+        }
+    }
+
+    /// Polls `fut` once with this probe as the waker.
+    pub fn poll<F: std::future::Future>(
+        self: &std::sync::Arc<Self>,
+        fut: std::pin::Pin<&mut F>,
+    ) -> std::task::Poll<F::Output> {
+        let waker = std::task::Waker::from(self.clone());
+        fut.poll(&mut std::task::Context::from_waker(&waker))
+    }
+}
+
+impl std::task::Wake for Probe {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        // Release: pairs with `wakes`.
+        self.wakes.fetch_add(1, std::sync::atomic::Ordering::Release);
+        self.thread.unpark();
+    }
+}

@@ -1,0 +1,69 @@
+//! A task registering while the completer wakes: the task polls (and
+//! re-polls with a new waker) while another thread completes the phase.
+//! Whatever the interleaving, a poll that returned `Pending` is followed by
+//! exactly one wake, through the waker of the latest poll; a lost wake-up
+//! leaves the task parked forever, which loom reports as a deadlock.
+
+mod common;
+use common::{model, Probe};
+use loom::{sync::Arc, thread};
+use mbarrier::Barrier;
+use std::pin::pin;
+
+#[test]
+fn a_pending_task_is_woken_once_through_its_latest_waker() {
+    model(|| {
+        let barrier = Arc::new(Barrier::new(2));
+        let token = barrier.arrive();
+        let completer = {
+            let barrier = barrier.clone();
+            thread::spawn(move || drop(barrier.arrive()))
+        };
+        let (first, latest) = (Probe::new(), Probe::new());
+        let mut fut = pin!(barrier.wait_async(token));
+        if first.poll(fut.as_mut()).is_pending() {
+            if latest.poll(fut.as_mut()).is_pending() {
+                latest.wait_for(1);
+                assert!(latest.poll(fut.as_mut()).is_ready());
+                assert_eq!(first.wakes(), 0, "a replaced waker was woken");
+            }
+        }
+        completer.join().unwrap();
+        assert!(first.wakes() + latest.wakes() <= 1, "woken twice");
+        assert!(barrier.phase_parity());
+    });
+}
+
+/// A task waits for two phases in turn (token, then parity) while a thread
+/// completes both: its registration for the second phase may race the
+/// completer's wake of the first, which must not take it (it was linked
+/// after that wake began) nor lose the second wake.
+#[test]
+fn a_task_registers_again_for_the_next_phase_while_the_completer_wakes() {
+    model(|| {
+        let barrier = Arc::new(Barrier::new(2));
+        let token = barrier.arrive();
+        let completer = {
+            let barrier = barrier.clone();
+            thread::spawn(move || {
+                drop(barrier.arrive());
+                drop(barrier.arrive_n(2));
+            })
+        };
+        let probe = Probe::new();
+        let mut woken = 0;
+        let mut first = pin!(barrier.wait_async(token));
+        while probe.poll(first.as_mut()).is_pending() {
+            woken += 1;
+            probe.wait_for(woken);
+        }
+        let mut second = pin!(barrier.wait_parity_async(true));
+        while probe.poll(second.as_mut()).is_pending() {
+            woken += 1;
+            probe.wait_for(woken);
+        }
+        completer.join().unwrap();
+        assert_eq!(probe.wakes(), woken, "a wake the task did not wait for");
+        assert!(!barrier.phase_parity(), "two phases completed");
+    });
+}
