@@ -107,7 +107,7 @@ const MAX_EXTRA_PAUSES: u32 = 512;
 /// replaced.
 pub(crate) trait Word {
     /// A decoded copy of the word.
-    type Snapshot: Copy + PartialEq;
+    type Snapshot: Copy;
     /// One load of the word.
     fn load(&self, order: Ordering) -> Self::Snapshot;
     /// Whether `PARKED` is set in `s`.
@@ -148,8 +148,17 @@ impl Word for State {
     }
 
     /// Pause longer the more arrivals are still owed
-    /// ([`PAUSES_PER_PENDING`] each beyond the first).
+    /// ([`PAUSES_PER_PENDING`] each beyond the first), to make room for
+    /// the arrivals landing on this word; but not before any arrival of
+    /// the phase has landed (`pending == expected`): that is a `Team`'s
+    /// word, whose seats arrive in its tree and whose one combined arrival
+    /// usually completes the phase, so pausing there would only delay the
+    /// waiter. (A waiter of a flat barrier has arrived itself, so it always
+    /// sees `pending < expected`.)
     fn spin_pauses(s: Snapshot) -> u32 {
+        if s.pending() >= s.expected() {
+            return 0;
+        }
         s.pending()
             .saturating_sub(1)
             .saturating_mul(PAUSES_PER_PENDING)
@@ -303,14 +312,9 @@ fn spin<W: Word, T>(
     }
     let budget = policy::spin_budget(policy);
     let mut spent = 0u32;
-    let mut before = s;
     while spent < budget {
-        // The extra pauses make room for arrivals landing on this word, so
-        // only a word seen changing gets them: a `Team`'s word is updated
-        // about once per phase (its arrivals land in its tree), and pausing
-        // there would only delay the waiter. (Under a model checker a pause
-        // is a yield: no extra ones.)
-        let extra = if sync::MODEL || before == s {
+        // (Under a model checker a pause is a yield: no extra ones.)
+        let extra = if sync::MODEL {
             0
         } else {
             W::spin_pauses(s).min(MAX_EXTRA_PAUSES)
@@ -319,7 +323,6 @@ fn spin<W: Word, T>(
             sync::spin_hint();
         }
         spent = spent.saturating_add(1 + extra);
-        before = s;
         // Acquire: a word that `check` accepts ends the wait, and the
         // caller reads what the waker published (state.rs, point 4).
         s = word.load(Ordering::Acquire);

@@ -1,0 +1,181 @@
+//! [`BlockSeat`]: one thread's seat in a [`BlockBarrier`], syncing through
+//! the block's [`Team`] (the reduction and its proof are in `block.rs`).
+
+use super::*;
+use crate::team::Seat;
+#[cfg(doc)]
+use crate::team::Team;
+
+/// One thread's seat in a [`BlockBarrier`] ([`BlockBarrier::seat`]): it
+/// syncs through the block's combining tree, like a [`Seat`] of a [`Team`].
+///
+/// `Send`, not `Sync`. Dropped normally, it leaves the block (later phases
+/// owe one arrival fewer); dropped while its thread unwinds, it poisons the
+/// block.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// let block = mbarrier::BlockBarrier::new(8);
+/// let shared: Vec<AtomicUsize> = (0..8).map(|_| AtomicUsize::new(0)).collect();
+/// std::thread::scope(|s| {
+///     for rank in 0..8 {
+///         let (seat, shared) = (block.seat(rank), &shared);
+///         s.spawn(move || {
+///             shared[rank].store(rank + 1, Ordering::Relaxed);
+///             seat.sync();
+///             assert_eq!(shared[(rank + 1) % 8].load(Ordering::Relaxed), (rank + 1) % 8 + 1);
+///         });
+///     }
+/// });
+/// ```
+pub struct BlockSeat<'a> {
+    pub(super) block: &'a BlockBarrier,
+    pub(super) seat: Seat<'a>,
+}
+
+impl<'a> BlockSeat<'a> {
+    /// This seat's rank.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(2);
+    /// assert_eq!(block.seat(1).rank(), 1);
+    /// ```
+    #[must_use]
+    pub fn rank(&self) -> usize {
+        self.seat.rank()
+    }
+
+    /// The block this seat belongs to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(3);
+    /// assert_eq!(block.seat(0).block().threads(), 3);
+    /// ```
+    #[must_use]
+    pub fn block(&self) -> &'a BlockBarrier {
+        self.block
+    }
+
+    fn arrive_and_wait(&self) -> bool {
+        self.seat.arrive_and_wait().is_leader()
+    }
+
+    /// `__syncthreads()` through this seat; see [`BlockBarrier::sync`].
+    ///
+    /// # Panics
+    ///
+    /// If the block is poisoned, before or while waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(1);
+    /// block.seat(0).sync();
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn sync(&self) {
+        self.block.reduce(0, || self.arrive_and_wait());
+    }
+
+    /// `__syncthreads_count(pred)` through this seat; see
+    /// [`BlockBarrier::sync_count`].
+    ///
+    /// # Panics
+    ///
+    /// As [`sync`](BlockSeat::sync).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(1);
+    /// assert_eq!(block.seat(0).sync_count(true), 1);
+    /// ```
+    #[track_caller]
+    #[inline]
+    #[must_use = "use `sync()` if the count is not needed"]
+    pub fn sync_count(&self, pred: bool) -> usize {
+        trues(
+            self.block
+                .reduce(if pred { TRUE } else { 0 }, || self.arrive_and_wait()),
+        )
+    }
+
+    /// `__syncthreads_and(pred)` through this seat; see
+    /// [`BlockBarrier::sync_and`]. Seats that left are not counted.
+    ///
+    /// # Panics
+    ///
+    /// As [`sync`](BlockSeat::sync).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(1);
+    /// let seat = block.seat(0);
+    /// assert!(seat.sync_and(true));
+    /// assert!(!seat.sync_and(false));
+    /// ```
+    #[track_caller]
+    #[inline]
+    #[must_use = "use `sync()` if the answer is not needed"]
+    pub fn sync_and(&self, pred: bool) -> bool {
+        falses(
+            self.block
+                .reduce(if pred { 0 } else { FALSE }, || self.arrive_and_wait()),
+        ) == 0
+    }
+
+    /// `__syncthreads_or(pred)` through this seat; see
+    /// [`BlockBarrier::sync_or`].
+    ///
+    /// # Panics
+    ///
+    /// As [`sync`](BlockSeat::sync).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(1);
+    /// assert!(block.seat(0).sync_or(true));
+    /// ```
+    #[track_caller]
+    #[inline]
+    #[must_use = "use `sync()` if the answer is not needed"]
+    pub fn sync_or(&self, pred: bool) -> bool {
+        trues(
+            self.block
+                .reduce(if pred { TRUE } else { 0 }, || self.arrive_and_wait()),
+        ) > 0
+    }
+}
+
+impl Drop for BlockSeat<'_> {
+    /// Leaves the block (the seat's own drop: poisons if unwinding), after
+    /// clearing the counter its leave could leave uncleared (module docs).
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let k = usize::from(self.seat.next_phase());
+            // Relaxed: ordered by this seat's last wait and its leave's
+            // arrival, as the leader's clear is (module docs).
+            self.block.counts[(k + 2) % 4].store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+impl fmt::Debug for BlockSeat<'_> {
+    /// E.g. `BlockSeat { rank: 3, threads: 16 }`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockSeat")
+            .field("rank", &self.rank())
+            .field("threads", &self.block.threads)
+            .finish()
+    }
+}

@@ -1,0 +1,371 @@
+//! A [`Team`]'s [`Seat`]: arriving, leaving, and the checks of a seat
+//! (the design and its proof are in `team.rs`).
+
+use super::tree::Contribution;
+use super::*;
+
+/// One participant's place in a [`Team`]: it arrives through its seat.
+///
+/// Taken once per rank ([`Team::seat`], [`Team::seats`]); `Send` (hand it to
+/// the thread that uses it), not `Sync`, not `Clone`. Its arrivals are those
+/// of a [`Barrier`] (the tokens are waited on the team, `team.wait(token)`),
+/// plus: a seat arriving twice in one phase panics and changes nothing.
+///
+/// Dropping a seat leaves the team, as [`arrive_and_drop`](Seat::arrive_and_drop)
+/// does; if the thread is unwinding from a panic, the drop poisons the team
+/// instead, so that nobody waits for a dead participant. A drop never panics
+/// on a poisoned or retired team (it does nothing there); a completion
+/// function run by a drop's arrival may still panic out of it. Dropping a
+/// seat inside its own team's completion function poisons the team: it
+/// could only leave once that function returned.
+///
+/// # Examples
+///
+/// ```
+/// let team = mbarrier::Team::new(3);
+/// let seats: Vec<_> = team.seats().collect();
+/// let tokens: Vec<_> = seats.iter().map(|seat| seat.arrive()).collect();
+/// for token in tokens {
+///     team.wait(token); // the phase completed with the third arrival
+/// }
+/// ```
+pub struct Seat<'a, F: Completion = ()> {
+    pub(super) team: &'a Team<F>,
+    pub(super) rank: u32,
+    /// The phase (mod 4) of this seat's last arrival; 3 ("phase -1") before
+    /// the first (phase 0 cannot complete before every seat arrived once).
+    pub(super) last: Cell<u8>,
+}
+
+// Like a `Barrier`, a seat is safe to use across `catch_unwind`: its
+// operations check before they mutate, and its `Cell` (the phase of its last
+// arrival) is only set once an arrival is recorded.
+impl<F: Completion> std::panic::RefUnwindSafe for Seat<'_, F> {}
+impl<F: Completion> std::panic::UnwindSafe for Seat<'_, F> {}
+
+impl<'a, F: Completion> Seat<'a, F> {
+    pub(super) fn new(team: &'a Team<F>, rank: usize) -> Seat<'a, F> {
+        Seat {
+            team,
+            rank: rank as u32,
+            last: Cell::new(3),
+        }
+    }
+
+    /// The phase (mod 4) of this seat's next arrival (or leave).
+    pub(crate) fn next_phase(&self) -> u8 {
+        (self.last.get() + 1) & 3
+    }
+
+    /// This seat's rank, `0 .. seat_count()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::new(5);
+    /// assert_eq!(team.seat(3).rank(), 3);
+    /// ```
+    #[must_use]
+    pub fn rank(&self) -> usize {
+        self.rank as usize
+    }
+}
+
+impl<F: Completion> Seat<'_, F> {
+    /// Arrives once in the current phase, without blocking (unless the
+    /// completion function of this seat's previous phase is still running),
+    /// and returns a token to wait on the team.
+    ///
+    /// # Panics
+    ///
+    /// If this seat already arrived in the current phase, if the team is
+    /// poisoned, or inside the team's completion function.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::new(2);
+    /// let (a, b) = (team.seat(0), team.seat(1));
+    /// let token = a.arrive();
+    /// assert!(!team.try_wait(&token));
+    /// drop(b.arrive());
+    /// assert!(team.try_wait(&token));
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn arrive(&self) -> ArrivalToken {
+        self.arrive_as(SeatCall::Arrive, 0).0
+    }
+
+    /// Arrives and waits for the phase to complete; `is_leader()` is true
+    /// for the seat whose arrival completed the phase (exactly one per phase
+    /// when every seat uses this).
+    ///
+    /// # Panics
+    ///
+    /// As [`arrive`](Seat::arrive) and [`Barrier::wait`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::new(4);
+    /// let leaders: usize = std::thread::scope(|s| {
+    ///     let handles: Vec<_> = team
+    ///         .seats()
+    ///         .map(|seat| s.spawn(move || seat.arrive_and_wait().is_leader() as usize))
+    ///         .collect();
+    ///     handles.into_iter().map(|h| h.join().unwrap()).sum()
+    /// });
+    /// assert_eq!(leaders, 1);
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn arrive_and_wait(&self) -> BarrierWaitResult {
+        let (token, completed) = self.arrive_as(SeatCall::ArriveAndWait, 0);
+        if !completed {
+            self.team.barrier.wait(token);
+        }
+        BarrierWaitResult {
+            is_leader: completed,
+        }
+    }
+
+    /// Arrives now (the arrival happens at the call, not at the first poll;
+    /// its misuse panics here) and returns a future that waits for the
+    /// phase: [`arrive_and_wait`](Seat::arrive_and_wait) for async code
+    /// (SPEC §8). Its output's `is_leader()` is true for the seat whose
+    /// arrival completed the phase.
+    ///
+    /// # Panics
+    ///
+    /// As [`arrive`](Seat::arrive) at the call; the future panics when
+    /// polled as [`Barrier::wait_async`]'s does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
+    /// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+    /// # }
+    /// let team = mbarrier::Team::new(1);
+    /// let seat = team.seat(0);
+    /// let result = block_on(seat.arrive_and_wait_async());
+    /// assert!(result.is_leader());
+    /// ```
+    #[track_caller]
+    pub fn arrive_and_wait_async(&self) -> ArriveAndWaitFuture<'_, F> {
+        let (token, completed) = self.arrive_as(SeatCall::ArriveAndWaitAsync, 0);
+        ArriveAndWaitFuture::arrived(
+            &self.team.barrier,
+            "Seat::arrive_and_wait_async()",
+            token.phase,
+            completed,
+        )
+    }
+
+    /// Arrives once and adds `tx` to the phase's transaction count, as one
+    /// step of this phase: the phase does not complete before as much was
+    /// completed with [`complete_tx`](Barrier::complete_tx).
+    ///
+    /// # Panics
+    ///
+    /// As [`arrive`](Seat::arrive), and if the count would leave
+    /// `-MAX_TX ..= MAX_TX` (checked before the arrival).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::new(1);
+    /// let token = team.seat(0).arrive_tx(64);
+    /// assert!(!team.try_wait(&token));
+    /// team.complete_tx(64);
+    /// assert!(team.try_wait(&token));
+    /// ```
+    #[track_caller]
+    pub fn arrive_tx(&self, tx: u32) -> ArrivalToken {
+        self.arrive_as(SeatCall::ArriveTx(tx), tx).0
+    }
+
+    /// Arrives once and leaves the team: every later phase owes one arrival
+    /// fewer. On a seat that already arrived in the current phase it means
+    /// "leave from the next phase on". When the last seat leaves, the team
+    /// is retired once that phase completes.
+    ///
+    /// # Panics
+    ///
+    /// If the team is poisoned, or inside its completion function.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::new(2);
+    /// let (a, b) = (team.seat(0), team.seat(1));
+    /// a.arrive_and_drop();
+    /// b.arrive_and_wait(); // phase 0: both arrived
+    /// b.arrive_and_wait(); // phase 1 needs only b
+    /// assert!(!team.phase_parity());
+    /// ```
+    #[track_caller]
+    pub fn arrive_and_drop(self) {
+        let barrier = &self.team.barrier;
+        // Relaxed: only decides whether to panic; the arrival orders itself.
+        let s = barrier.snapshot(Ordering::Relaxed);
+        if s.poison().is_some() {
+            poisoned_panic(SeatCall::ArriveAndDrop, s);
+        }
+        barrier.check_not_in_completion(&SeatCall::ArriveAndDrop);
+        let seat = std::mem::ManuallyDrop::new(self);
+        seat.leave(SeatCall::ArriveAndDrop, false);
+    }
+
+    /// Decides the phase a new arrival belongs to: the one after this seat's
+    /// last arrival. Panics (changing nothing) on a double arrival or a
+    /// poisoned team; waits out the completion window of the last phase.
+    #[track_caller]
+    #[inline]
+    pub(super) fn enter(&self, call: SeatCall) -> u8 {
+        let barrier = &self.team.barrier;
+        let last = self.last.get();
+        // Acquire: this arrival's node CAS must happen-after the re-arm of
+        // its round (module docs, point 3).
+        let mut s = barrier.snapshot(Ordering::Acquire);
+        loop {
+            if s.poison().is_some() {
+                poisoned_panic(call, s);
+            }
+            if s.phase() != last {
+                debug_assert_eq!(s.phase(), (last + 1) & 3);
+                return s.phase();
+            }
+            if s.is_completing() {
+                self.wait_next_phase(call, last);
+            } else {
+                let latest = barrier.latest();
+                if latest == s {
+                    panic!(
+                        "mbarrier: {call}: seat {} already arrived in phase {last} (mod 4), which has not completed: a seat arrives once per phase",
+                        self.rank
+                    );
+                }
+            }
+            // Acquire: as above.
+            s = barrier.snapshot(Ordering::Acquire);
+        }
+    }
+
+    /// The completion window of phase `last`: waits for the next phase.
+    #[cold]
+    #[track_caller]
+    pub(super) fn wait_next_phase(&self, call: SeatCall, last: u8) {
+        let barrier = &self.team.barrier;
+        barrier.check_not_in_completion(&call);
+        barrier.wait_until(|s| (s.phase() != last || s.poison().is_some()).then_some(()));
+    }
+
+    /// One arrival (plus `tx`): the token and whether it completed the phase.
+    #[track_caller]
+    #[inline]
+    pub(super) fn arrive_as(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
+        let barrier = &self.team.barrier;
+        let phase = self.enter(call);
+        if tx > 0 {
+            // Before the tree arrival: the phase cannot complete until that
+            // arrival, and a range misuse panics with nothing changed (point 4).
+            let _expect_tx = barrier.arrive_combined(Op::Seat {
+                call,
+                arrivals: 0,
+                drops: 0,
+                tx,
+                quiet: false,
+            });
+        }
+        let arrival = Contribution {
+            arrivals: 1,
+            drops: 0,
+            leave: false,
+        };
+        let result = self.contribute(phase, arrival, call, false);
+        self.last.set(phase);
+        result
+    }
+
+    /// Hands a contribution to round `round` to this seat's leaf (or, flat,
+    /// to the word) and climbs as far as it completes rounds.
+    #[track_caller]
+    #[inline]
+    pub(super) fn contribute(
+        &self,
+        round: u8,
+        c: Contribution,
+        call: SeatCall,
+        quiet: bool,
+    ) -> (ArrivalToken, bool) {
+        let team = self.team;
+        if team.nodes.is_empty() {
+            return team.barrier.arrive_combined(Op::Seat {
+                call,
+                arrivals: c.arrivals,
+                drops: c.drops,
+                tx: 0,
+                quiet,
+            });
+        }
+        let leaf = self.rank / team.fan_in;
+        match team.climb(leaf, round, c) {
+            None => (team.barrier.token_for(round), false),
+            Some(sums) => team.arrive_root(round, sums, call, quiet),
+        }
+    }
+
+    /// Leaves: a contribution `(1, 1, leave)` to round `last + 1` (module
+    /// docs, "Leaving").
+    #[track_caller]
+    pub(super) fn leave(&self, call: SeatCall, quiet: bool) {
+        let last = self.last.get();
+        if self.team.nodes.is_empty() {
+            let _left = self.team.barrier.arrive_combined(Op::SeatLeave {
+                call,
+                arrived_in: last,
+            });
+            return;
+        }
+        let c = Contribution {
+            arrivals: 1,
+            drops: 1,
+            leave: true,
+        };
+        let _ = self.contribute((last + 1) & 3, c, call, quiet);
+    }
+}
+
+impl<F: Completion> Drop for Seat<'_, F> {
+    /// Leaves the team; poisons it if the thread is unwinding (SPEC §7).
+    fn drop(&mut self) {
+        let barrier = &self.team.barrier;
+        if std::thread::panicking() {
+            barrier.poison();
+            return;
+        }
+        // Relaxed: only skips a leave that would do nothing (the leave
+        // itself is quiet on a poisoned or retired word, too).
+        let s = barrier.snapshot(Ordering::Relaxed);
+        if s.poison().is_some() || s.is_retired() {
+            return;
+        }
+        if barrier.in_own_completion() {
+            // It could only leave once that function has returned.
+            barrier.poison();
+            return;
+        }
+        self.leave(SeatCall::Drop, true);
+    }
+}
+
+impl<F: Completion> fmt::Debug for Seat<'_, F> {
+    /// E.g. `Seat { rank: 3, .. }`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Seat")
+            .field("rank", &self.rank)
+            .finish_non_exhaustive()
+    }
+}
