@@ -29,14 +29,10 @@
 //! need a second step that a concurrent leave can observe half done; not
 //! done until measured to matter.)
 //!
-//! The defaults, fan-in [`FAN_IN`] and flat up to [`FLAT`] seats, are
-//! PROVISIONAL: they come from the prototypes of issue 11, measured on the
-//! lent 16-core Xeon (unpinned, ns per `arrive_and_wait` episode at
-//! T = 2/4/8/16): a dynamic fan-in-4 combining tree, waiters polling the
-//! word, 215/462/660/785, against 154 ns for the flat word at T = 2 (and
-//! 562/1 367/3 080 flat at 4/8/16). [`Team::with_shape`] exists to sweep
-//! them on that machine; the crate's own figures replace these once
-//! measured.
+//! The defaults, fan-in [`FAN_IN`] and flat up to [`FLAT`] seats, were
+//! chosen by sweeping [`Team::with_shape`] on the lent 16-core Xeon (fan-in
+//! 2, 4, 8, 16 and flat, beside the flat `Barrier` and the peers in the same
+//! run; figures beside the constants and in benches/RESULTS.md, release 0.2).
 //!
 //! # A node's word
 //!
@@ -166,9 +162,15 @@ use std::cell::Cell;
 use std::fmt;
 use std::ops::Deref;
 
-/// Default fan-in of the tree (provisional; module docs).
+/// Default fan-in of the tree. Measured on the 16-core Xeon (benches/RESULTS.md,
+/// release 0.2, run 5; ns per `arrive_and_wait` episode at 8 / 16 threads):
+/// fan-in 2: 937 / 1 270, **4: 863 / 1 090**, 8: 896 / 1 370, 16: 914 / 1 870
+/// (a dissemination barrier: 649 / 901). Fan-in 2 climbs a level more; 8 and
+/// 16 put that many seats' CASes on one node's cache line.
 pub(crate) const FAN_IN: usize = 4;
-/// Teams of at most this many seats go flat (provisional; module docs).
+/// Teams of at most this many seats go flat: at 2 threads there is nothing to
+/// combine (every shape measured 203–221 ns, the flat `Barrier` 167 ns), at 4
+/// one node of 4 is already 0.72x the flat word (536 vs 749 ns).
 pub(crate) const FLAT: usize = 2;
 mod seat;
 mod tree;
@@ -196,10 +198,13 @@ use tree::{Node, NodeWord, MAX_FAN_IN, NO_PARENT};
 /// dissemination barrier needs 0.75 µs. A team's seats arrive on a tree of
 /// counters, a few seats per cache line, and only the last arrival of a
 /// phase touches the word. Pick it when more than a few threads share a
-/// barrier and know their rank; for two or three threads the flat word is
-/// as fast or faster (a team that small is flat anyway), and a `Barrier`
-/// needs no seats and is 8 bytes (a team's memory is in the module docs of
-/// `team.rs`: a few cache lines per 4 seats).
+/// barrier and know their rank: measured on 16 cores, a team takes 0.72x
+/// a `Barrier`'s time per episode at 4 threads, 0.56x at 8 and 0.28x at 16
+/// (1.09 µs against 3.85 µs; a dissemination spin barrier: 0.86–0.90 µs),
+/// and 0.8x oversubscribed. For two threads use a `Barrier` (167 against
+/// 218 ns: the seat's bookkeeping costs more than a one-word barrier's
+/// arrival), which also needs no seats and is 8 bytes (a team's memory is
+/// in the module docs of `team.rs`: a few cache lines per 4 seats).
 ///
 /// # Misuse
 ///
