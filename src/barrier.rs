@@ -11,6 +11,9 @@ use crate::token::{ArrivalToken, BarrierWaitResult};
 use crate::wait::{wake, Waiter};
 use std::fmt;
 
+pub use future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
+
+mod future;
 mod seats;
 mod wait;
 mod wait_async;

@@ -106,7 +106,6 @@
 mod barrier;
 mod block;
 mod completion;
-mod future;
 mod launch;
 mod op;
 mod park;
@@ -118,9 +117,9 @@ mod wait;
 mod warp;
 
 pub use barrier::Barrier;
+pub use barrier::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 pub use block::{BlockBarrier, BlockSeat};
 pub use completion::Completion;
-pub use future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 pub use launch::{launch, Block};
 pub use team::{Seat, Seats, Team};
 pub use token::{ArrivalToken, BarrierWaitResult};

@@ -151,9 +151,9 @@
 //!
 //! (pinned by a unit test below).
 
+use crate::barrier::ArriveAndWaitFuture;
 use crate::barrier::Barrier;
 use crate::completion::Completion;
-use crate::future::ArriveAndWaitFuture;
 use crate::op::{poisoned_panic, Op, SeatCall};
 use crate::sync::{AtomicU64, ClaimU64, Ordering};
 use crate::token::{ArrivalToken, BarrierWaitResult};

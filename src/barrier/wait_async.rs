@@ -2,10 +2,10 @@
 //! futures of `future.rs`, and the one poll they all share, which takes the
 //! task half of the handshake in `src/wait.rs`.
 
+use super::future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 use super::wait::End;
 use super::Barrier;
 use crate::completion::{self, Completion};
-use crate::future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 use crate::op::Op;
 use crate::park::TaskNode;
 use crate::state::Snapshot;

@@ -8,10 +8,10 @@
 //! the future unlinks it. The polling itself is `Barrier::poll_wait_async`
 //! (`barrier/wait_async.rs`).
 
+use super::Barrier;
 use crate::completion::Completion;
 use crate::park::TaskNode;
 use crate::token::BarrierWaitResult;
-use crate::Barrier;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
