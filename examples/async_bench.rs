@@ -107,6 +107,10 @@ fn parse_args() -> Result<Options, String> {
 }
 
 fn main() -> ExitCode {
+    if std::env::args().skip(1).any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     let options = match parse_args() {
         Ok(options) => options,
         Err(e) => {

@@ -78,6 +78,10 @@ fn parse_args() -> Result<(usize, usize, usize), String> {
 }
 
 fn main() -> ExitCode {
+    if std::env::args().skip(1).any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     let (threads, chunks, phases) = match parse_args() {
         Ok(args) => args,
         Err(e) => {
