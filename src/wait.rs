@@ -91,7 +91,7 @@ pub(crate) const SLOW_YIELD_NANOS: u64 = 200_000;
 /// policy (0.1.0's, kept for the benches). With 20 ms it was retried too
 /// often under load (0.1–1.3 ms per episode); with 1 s the retry costs one
 /// slow yield per second per waiting thread, but a run that starts under
-/// load keeps parking for a second after the load is gone (issue 12).
+/// load keeps parking for a second after the load is gone (benches/RESULTS.md).
 pub(crate) const YIELD_OFF_NANOS: u64 = 1_000_000_000;
 
 /// Extra pause hints per still-owed arrival between two loads of the word,

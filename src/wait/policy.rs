@@ -20,7 +20,7 @@
 //!   So foreign load costs at most one slow yield per backoff, and a run
 //!   that starts under load gets yielding back within a few milliseconds of
 //!   the load ending (0.1.0 kept it off for a fixed second, which trapped
-//!   short runs in the slow mode: issue 12).
+//!   short runs in the slow mode: benches/RESULTS.md, release 0.2).
 //!
 //! [`SPIN_NANOS`]: super::SPIN_NANOS
 //! [`SLOW_YIELD_NANOS`]: super::SLOW_YIELD_NANOS
