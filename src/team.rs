@@ -330,11 +330,7 @@ impl<F: FnMut() + Send> Team<F> {
 
 #[track_caller]
 fn check_seats(op: &str, seats: usize) {
-    assert!(
-        (1..=Barrier::MAX).contains(&seats),
-        "mbarrier: {op}({seats}): the seat count must be in 1 ..= {} (Barrier::MAX)",
-        Barrier::MAX
-    );
+    crate::op::participants(format_args!("{op}({seats})"), "the seat count", seats);
 }
 
 impl<F> Team<F> {
