@@ -31,10 +31,15 @@ use std::cell::Cell;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-/// The shortest adaptive spin. About ten cache-line round trips between two
-/// cores (104–184 ns each on the 16-core Xeon, `anchors pingpong`): enough
-/// for a partner that is running and about to arrive.
-pub(crate) const MIN_SPIN_NANOS: u64 = 1_000;
+/// The shortest adaptive spin: about two cache-line round trips between two
+/// cores (104–184 ns each on the 16-core Xeon, `anchors pingpong`), enough
+/// for a partner that is running and about to arrive. Measured against
+/// 1 µs (benches/RESULTS.md, release 0.2, runs 5 and 9): with two
+/// participants sharing a CPU, or beside busy foreign processes, every phase
+/// paid the floor on a partner that could not run: 2 threads on 2 CPUs
+/// beside bursty hogs 2.14 → 1.19 µs per episode, 16 threads beside 2 busy
+/// hog processes 7.2 → 3.7 µs, idle machine unchanged.
+pub(crate) const MIN_SPIN_NANOS: u64 = 250;
 
 /// The first yield-off period after a slow yield: a few of the foreign
 /// load's time slices (~3 ms measured with two busy threads on Linux 6.18).
