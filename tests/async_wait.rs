@@ -521,15 +521,24 @@ fn an_observer_task_follows_the_phases_by_parity() {
                 rt.block_on(async {
                     let mut woken = 0;
                     loop {
-                        let parity = barrier.phase_parity();
                         let before = done.load(Ordering::Relaxed);
+                        let parity = barrier.phase_parity();
                         if before == PHASES {
                             return woken;
                         }
                         barrier.wait_parity_async(parity).await;
                         // The phase of `parity` completed, and with it its
-                        // completion function (ordered by the wait).
-                        assert!(done.load(Ordering::Relaxed) > before);
+                        // completion function (ordered by the wait): either
+                        // that completion came after `before` was read, or
+                        // it had already been counted in `before` (read in
+                        // the completion window, where the word still shows
+                        // the phase): then `before` phases had completed,
+                        // the last of them of parity `parity`.
+                        let after = done.load(Ordering::Relaxed);
+                        assert!(
+                            after > before || before % 2 != usize::from(parity),
+                            "woken for parity {parity}: {before} -> {after} completions"
+                        );
                         woken += 1;
                     }
                 })
