@@ -497,6 +497,12 @@ fn a_select_loop_keeps_polling_the_same_pinned_future() {
 
 #[test]
 fn an_observer_task_follows_the_phases_by_parity() {
+    // The observer never arrives. A parity wait tells only two phases apart,
+    // so an observer that falls two phases behind waits for the next phase
+    // of its parity, as in CUDA: the threads therefore go on completing
+    // phases until the observer has seen `PHASES` of them, then leave one
+    // by one (a barrier that just stopped could leave the observer waiting
+    // for a phase that never comes).
     const PHASES: usize = 2000;
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
@@ -506,6 +512,7 @@ fn an_observer_task_follows_the_phases_by_parity() {
     let barrier = Barrier::with_completion(3, move || {
         counter.fetch_add(1, Ordering::Relaxed);
     });
+    let stop = std::sync::atomic::AtomicBool::new(false);
     let woken = watchdog(
         60,
         || dbg(&barrier),
@@ -513,25 +520,28 @@ fn an_observer_task_follows_the_phases_by_parity() {
             thread::scope(|s| {
                 for _ in 0..3 {
                     s.spawn(|| {
-                        for _ in 0..PHASES {
+                        while !stop.load(Ordering::Relaxed) {
                             barrier.arrive_and_wait();
                         }
+                        barrier.arrive_and_drop();
                     });
                 }
                 rt.block_on(async {
                     let mut woken = 0;
                     loop {
-                        let before = done.load(Ordering::Relaxed);
                         let parity = barrier.phase_parity();
-                        if before == PHASES {
+                        let before = done.load(Ordering::Relaxed);
+                        if before >= PHASES {
+                            stop.store(true, Ordering::Relaxed);
                             return woken;
                         }
                         barrier.wait_parity_async(parity).await;
                         // The phase of `parity` completed, and with it its
                         // completion function (ordered by the wait): either
                         // that completion came after `before` was read, or
-                        // it had already been counted in `before` (read in
-                        // the completion window, where the word still shows
+                        // it had already been counted in `before` (it ran
+                        // between the two reads, or the parity was read in
+                        // its completion window, where the word still shows
                         // the phase): then `before` phases had completed,
                         // the last of them of parity `parity`.
                         let after = done.load(Ordering::Relaxed);
@@ -545,7 +555,7 @@ fn an_observer_task_follows_the_phases_by_parity() {
             })
         },
     );
-    assert!((1..=PHASES).contains(&woken), "{woken}");
+    assert!(woken >= 1, "{woken}");
 }
 
 #[test]
