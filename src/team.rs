@@ -274,6 +274,7 @@ impl Team {
     /// assert!(!team.phase_parity());
     /// ```
     #[track_caller]
+    #[must_use]
     pub fn new(seats: usize) -> Team {
         Team::with_shape(seats, FAN_IN, FLAT)
     }
@@ -283,6 +284,7 @@ impl Team {
     /// are [`Team::new`]'s.
     #[doc(hidden)]
     #[track_caller]
+    #[must_use]
     pub fn with_shape(seats: usize, fan_in: usize, flat: usize) -> Team {
         check_seats("Team::new", seats);
         Team::build(Barrier::new(seats), seats, fan_in, flat)
@@ -321,6 +323,7 @@ impl<F: FnMut() + Send> Team<F> {
     /// assert_eq!(phases.load(Ordering::Relaxed), 11);
     /// ```
     #[track_caller]
+    #[must_use]
     pub fn with_completion(seats: usize, f: F) -> Team<F> {
         Team::with_completion_and_shape(seats, f, FAN_IN, FLAT)
     }
@@ -328,6 +331,7 @@ impl<F: FnMut() + Send> Team<F> {
     /// [`Team::with_completion`] with a chosen shape, as [`Team::with_shape`].
     #[doc(hidden)]
     #[track_caller]
+    #[must_use]
     pub fn with_completion_and_shape(seats: usize, f: F, fan_in: usize, flat: usize) -> Team<F> {
         check_seats("Team::with_completion", seats);
         Team::build(Barrier::with_completion(seats, f), seats, fan_in, flat)
