@@ -152,8 +152,13 @@ impl<F: Completion> Team<F> {
         if sums.arrivals == sums.drops {
             // Only here can the climb be early: every seat left while phase
             // `round - 1` was still running (module docs, "Leaving").
-            // Acquire: as a wait.
-            if barrier.snapshot(Ordering::Acquire).phase() != round {
+            // Relaxed: only decides whether to wait; a stale read shows the
+            // older phase and waits (the wait's loads are Acquire), and the
+            // arrival below is an RMW that reads the latest word. Nothing
+            // here reads what phase `round - 1` published (no seat is left
+            // to), so no Acquire is needed (loom-tests/mutants.sh: the
+            // Acquire -> Relaxed mutant survived every model).
+            if barrier.snapshot(Ordering::Relaxed).phase() != round {
                 barrier.wait_until(|s| (s.phase() == round || s.poison().is_some()).then_some(()));
             }
         }
