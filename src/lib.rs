@@ -90,6 +90,20 @@
 //!   inside a `Drop` during another panic; one that returns does not.
 //! - **Phase numbers in messages** are modulo 4, the phase bits the word keeps.
 //! - `BarrierWaitResult` is not `#[must_use]`, as in `std`.
+//! - **Seats that left** take no part in later phases of a `BlockBarrier`:
+//!   `sync_and` counts the false predicates, so a seat that left does not
+//!   veto it, and `sync_count` counts the seats still there.
+//! - **A `Team` derefs to its `Barrier`** for every operation that is not an
+//!   arrival; arriving on it directly bypasses the seats (a documented misuse,
+//!   never unsafe). Dropping a seat inside its own team's completion function
+//!   poisons the team (it cannot leave there without deadlocking).
+//! - **`launch`**: a thread whose kernel returns while the others still sync
+//!   leaves the block (its seat is dropped), so the others do not hang.
+//! - **Async waits**: `arrive_and_wait_async` records the arrival at the call,
+//!   so in a completion window it blocks the calling thread until the next
+//!   phase starts, as `arrive` does; a pending future is woken once per
+//!   completion through the waker of its latest poll (a waker whose `wake`
+//!   panics loses the wake-ups of the tasks after it in that completion).
 //!
 #![doc = include_str!("../docs/porting.md")]
 //!
