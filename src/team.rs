@@ -197,16 +197,16 @@ use tree::{Node, NodeWord, MAX_FAN_IN, NO_PARENT};
 /// # When to pick a `Team`
 ///
 /// A `Barrier`'s arrivals all update one word, so they serialize on one cache
-/// line: about 3 µs per episode for 16 threads on a 16-core Xeon, where a
-/// dissemination barrier needs 0.75 µs. A team's seats arrive on a tree of
+/// line: about 2.4 µs per episode for 16 threads on a 16-core Xeon, where a
+/// dissemination barrier needs 0.8–0.9 µs. A team's seats arrive on a tree of
 /// counters, a few seats per cache line, and only the last arrival of a
 /// phase touches the word. Pick it when more than a few threads share a
-/// barrier and know their rank: measured on 16 cores, a team takes 0.72x
-/// a `Barrier`'s time per episode at 4 threads, 0.56x at 8 and 0.28x at 16
-/// (1.09 µs against 3.85 µs; a dissemination spin barrier: 0.86–0.90 µs),
-/// and 0.8x oversubscribed. For two threads use a `Barrier` (167 against
-/// 218 ns: the seat's bookkeeping costs more than a one-word barrier's
-/// arrival), which also needs no seats and is 8 bytes (a team's memory is
+/// barrier and know their rank: measured on 16 cores (benches/RESULTS.md,
+/// release 0.2, run 11), a team takes 0.88x a `Barrier`'s time per episode
+/// at 4 threads, 0.63x at 8 and 0.41x at 16 (984 ns against 2.41 µs; a
+/// dissemination spin barrier: 818–905 ns), and 0.56–0.59x oversubscribed.
+/// For two threads use a `Barrier` (154 against 196 ns: the seat's
+/// bookkeeping costs more than a one-word barrier's arrival), which also needs no seats and is 8 bytes (a team's memory is
 /// in the module docs of `team.rs`: a few cache lines per 4 seats).
 ///
 /// # Misuse
