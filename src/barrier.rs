@@ -5,7 +5,7 @@
 
 use crate::completion::{self, Completion};
 use crate::op::{self, Misuse, Op};
-use crate::state::{self, Recorded, Snapshot, State};
+use crate::state::{self, Joined, Recorded, Snapshot, State};
 use crate::sync::{Ordering, UnsafeCell};
 use crate::token::{ArrivalToken, BarrierWaitResult};
 use crate::wait::{wake, Waiter};
@@ -335,6 +335,74 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     pub fn arrive_and_drop_n(&self, n: usize) {
         self.update(Op::ArriveAndDropN(n));
+    }
+
+    /// Adds `n` participants, from the current phase on: the current phase
+    /// and every later one owe `n` arrivals more (Java's
+    /// `Phaser::bulkRegister`, .NET's `Barrier.AddParticipants`).
+    ///
+    /// Pending and expected grow by `n` in one atomic step, so the current
+    /// phase cannot complete before the new participants' arrivals, and a
+    /// joiner's first [`arrive`](Barrier::arrive) belongs to the phase it
+    /// joined: `add_participants` followed by `arrive` needs no further
+    /// synchronization. Called while the completion function of a phase runs
+    /// (the *completion window*), it blocks until the next phase has started
+    /// and joins that one, as an `arrive` does. `n == 0` changes nothing and
+    /// never blocks.
+    ///
+    /// Joining is an acquire operation: everything the phase before the
+    /// joined one published (its arrivals and its completion function) is
+    /// visible after it returns, as after a wait for that phase.
+    ///
+    /// # Panics
+    ///
+    /// If the expected count would exceed [`Barrier::MAX`], if the barrier
+    /// is poisoned or retired (a retired barrier never comes back, as a
+    /// terminated `Phaser`), or inside this barrier's completion function
+    /// (also for `n == 0`). The barrier is left as it was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let barrier = mbarrier::Barrier::new(1);
+    /// let token = barrier.arrive(); // phase 0 completes: one participant
+    /// barrier.wait(token);
+    /// std::thread::scope(|s| {
+    ///     barrier.add_participants(1); // phase 1 now waits for two
+    ///     s.spawn(|| barrier.arrive_and_wait());
+    ///     let token = barrier.arrive();
+    ///     barrier.wait(token); // returns once the joiner arrived too
+    /// });
+    /// assert!(!barrier.phase_parity()); // in phase 2
+    /// ```
+    #[track_caller]
+    pub fn add_participants(&self, n: usize) {
+        let _joined = self.join(Op::AddParticipants(n), n);
+    }
+
+    /// `add_participants(n)` as `op` names it in its messages: returns the
+    /// phase the participants joined (`None` for `n == 0`, which changes
+    /// nothing and never blocks).
+    #[track_caller]
+    pub(crate) fn join(&self, op: Op, n: usize) -> Option<u8> {
+        completion::check_not_running(self.key(), &op);
+        // Relaxed: seeds the RMW, which carries the ordering; for `n == 0`
+        // only the misuse checks read it (a stale word answers as a call
+        // made a moment earlier would).
+        let mut s = self.state.load(Ordering::Relaxed);
+        if n == 0 {
+            if let Err(misuse) = op::check_join(s, 0) {
+                misuse.panic(op);
+            }
+            return None;
+        }
+        loop {
+            match self.state.join(s, |s| op::join(s, n)) {
+                Ok(Joined::Added(prior)) => return Some(prior.phase()),
+                Ok(Joined::Busy(found)) => s = self.wait_for_next_phase(op, found),
+                Err(misuse) => misuse.panic(op),
+            }
+        }
     }
 
     /// Adds `tx` to the current phase's transaction count: the phase will not

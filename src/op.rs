@@ -49,6 +49,9 @@ pub(crate) enum Op {
     CompleteTx(u32),
     ArriveAndWait,
     ArriveAndWaitAsync,
+    /// `add_participants(n)`: raises pending and expected by `n` ([`join`]
+    /// through `State::join`, never [`Op::apply`] through `State::record`).
+    AddParticipants(usize),
     /// An arrival of a `Team`'s seats on the word (team.rs): `arrivals`
     /// seats arrive and `drops` of them leave, plus `tx`; the seat operation
     /// the user called names it in messages. `quiet`: a seat's drop, which
@@ -106,6 +109,8 @@ pub(crate) enum Misuse {
     TooMany { pending: u32, expected: u32 },
     /// The transaction count would leave `-MAX_TX ..= MAX_TX`.
     TxRange { from: i32, to: i64 },
+    /// A join would raise the expected count above `MAX`.
+    TooManyParticipants { expected: u32, adding: usize },
 }
 
 impl Op {
@@ -120,6 +125,8 @@ impl Op {
             Op::ArriveTx(n, tx) => (n, 0, i64::from(tx)),
             Op::ExpectTx(tx) => (0, 0, i64::from(tx)),
             Op::CompleteTx(tx) => (0, 0, -i64::from(tx)),
+            // Not an arrival: applied by `join`.
+            Op::AddParticipants(_) => (0, 0, 0),
             Op::Seat {
                 arrivals,
                 drops,
@@ -138,7 +145,11 @@ impl Op {
     fn needs_arrival(self) -> bool {
         !matches!(
             self,
-            Op::ExpectTx(_) | Op::CompleteTx(_) | Op::Seat { .. } | Op::SeatLeave { .. }
+            Op::ExpectTx(_)
+                | Op::CompleteTx(_)
+                | Op::AddParticipants(_)
+                | Op::Seat { .. }
+                | Op::SeatLeave { .. }
         )
     }
 
@@ -152,6 +163,7 @@ impl Op {
     #[inline]
     pub(crate) fn apply(self, s: Snapshot) -> Result<Snapshot, Misuse> {
         debug_assert!(!s.is_completing());
+        debug_assert!(!matches!(self, Op::AddParticipants(_)));
         let (arrivals, drops, dtx) = self.delta(s);
         if arrivals == 0 && self.needs_arrival() {
             return Err(Misuse::Zero);
@@ -188,6 +200,33 @@ impl Op {
     }
 }
 
+/// The running word `s` with `n` participants added from its current phase
+/// on (pending and expected both raised), or the misuse that forbids it: a
+/// poisoned or retired word, or an expected count above `MAX`.
+/// `pending <= expected`, so checking expected covers both.
+pub(crate) fn join(s: Snapshot, n: usize) -> Result<Snapshot, Misuse> {
+    if s.poison().is_some() {
+        return Err(Misuse::Poisoned(s));
+    }
+    if s.is_retired() {
+        return Err(Misuse::Retired(s));
+    }
+    if n > (state::MAX - s.expected()) as usize {
+        return Err(Misuse::TooManyParticipants {
+            expected: s.expected(),
+            adding: n,
+        });
+    }
+    let n = n as u32;
+    Ok(s.with_counts(s.pending() + n, s.expected() + n, s.tx()))
+}
+
+/// Checks that `n` participants could join the word `s` now (`n == 0`
+/// included, which changes nothing): the misuse of [`join`] if not.
+pub(crate) fn check_join(s: Snapshot, n: usize) -> Result<(), Misuse> {
+    join(s, n).map(drop)
+}
+
 impl Misuse {
     /// The panic for this misuse by `op`.
     #[cold]
@@ -205,6 +244,11 @@ impl Misuse {
                 let max = state::MAX_TX;
                 panic!("mbarrier: {op}: the transaction count would go from {from} to {to}, outside -{max} ..= {max}")
             }
+            Misuse::TooManyParticipants { expected, adding } => {
+                let max = state::MAX;
+                let total = expected as u128 + adding as u128;
+                panic!("mbarrier: {op}: {expected} participants per phase plus {adding} would be {total}, above Barrier::MAX ({max})")
+            }
         }
     }
 }
@@ -221,6 +265,7 @@ impl fmt::Display for Op {
             Op::CompleteTx(tx) => write!(f, "complete_tx({tx})"),
             Op::ArriveAndWait => f.write_str("arrive_and_wait()"),
             Op::ArriveAndWaitAsync => f.write_str("arrive_and_wait_async()"),
+            Op::AddParticipants(n) => write!(f, "add_participants({n})"),
             Op::Seat { call, .. } | Op::SeatLeave { call, .. } => call.fmt(f),
         }
     }

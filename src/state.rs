@@ -46,6 +46,7 @@
 //! | transition | from | to | ordering |
 //! |---|---|---|---|
 //! | [`State::record`] | running | running (counted), the next phase (completed, no completion function), or completing | `Release`; `AcqRel` when it starts the next phase; `Acquire` into completing |
+//! | [`State::join`] | running | running, pending and expected raised by the same count | `Acquire` |
 //! | [`State::finish_completion`] | completing | the next phase, or poisoned | `Release` |
 //! | [`State::poison`] | running or completing | poisoned, or completing-then-poisoned | `Relaxed` |
 //! | [`State::mark_parked`] | any | the same with `PARKED` | `Relaxed` |
@@ -73,6 +74,14 @@
 //! 5. Setting `PARKED`, poisoning and `is_poisoned` publish nothing: `Relaxed`. The
 //!    park/unpark handshake itself is ordered by the parking lot's bucket lock
 //!    (for tasks, the task table's; see [`crate::wait`]).
+//! 6. A join (`add_participants`, a `Team`'s join) is an `Acquire` RMW that
+//!    publishes nothing: it reads the word that started the current phase
+//!    (3) or a later RMW of its release sequence, so the joiner sees what the
+//!    previous phase published, as that phase's waiters do. It needs no
+//!    `Release`: its effect is the count itself, which every later RMW reads,
+//!    and the joiner's writes travel with its own arrivals (1). Being an RMW,
+//!    it continues the release sequences of the arrivals before it (2 holds
+//!    across it).
 
 use crate::sync::{AtomicU64, Ordering};
 use std::fmt;
@@ -278,6 +287,16 @@ impl fmt::Debug for Snapshot {
     }
 }
 
+/// What [`State::join`] did.
+#[derive(Clone, Copy)]
+pub(crate) enum Joined {
+    /// Applied to the running word it replaced (held).
+    Added(Snapshot),
+    /// Nothing applied: a completion function is running (the word found).
+    /// The caller waits for the next phase and joins that one.
+    Busy(Snapshot),
+}
+
 /// What [`State::record`] did with an operation.
 #[derive(Clone, Copy)]
 pub(crate) enum Recorded {
@@ -354,6 +373,34 @@ impl State {
             };
             match result {
                 Ok(recorded) => return Ok(recorded),
+                Err(found) => s = found,
+            }
+        }
+    }
+
+    /// Adds participants to the current phase and every later one, starting
+    /// from `s` (a recent load): `apply` checks the running word and returns
+    /// it with pending and expected raised (or the misuse, which leaves the
+    /// word as it was: `op.rs`); one RMW stores that. Raising pending never
+    /// completes a phase. A completing word is left alone (`Busy`).
+    pub(crate) fn join<E>(
+        &self,
+        mut s: Snapshot,
+        apply: impl Fn(Snapshot) -> Result<Snapshot, E>,
+    ) -> Result<Joined, E> {
+        loop {
+            if s.is_completing() {
+                return Ok(Joined::Busy(s));
+            }
+            let next = apply(s)?;
+            debug_assert!(next.pending() > s.pending() && next.expected() > s.expected());
+            // Acquire: reads the Release RMW that started this phase (point
+            // 3), or a later RMW in its release sequence, so the joiner
+            // happens-after the previous phase's arrivals and completion
+            // function (point 6). No Release: nothing the joiner did before
+            // is owed to anyone; its arrivals carry its writes (point 1).
+            match self.cas(s, next, Ordering::Acquire) {
+                Ok(()) => return Ok(Joined::Added(s)),
                 Err(found) => s = found,
             }
         }
@@ -511,6 +558,25 @@ mod tests {
                 & !PHASE_MASK,
             0
         );
+    }
+
+    #[test]
+    fn join_raises_pending_and_expected_or_waits_out_the_window() {
+        let add = |n: u32| move |s: Snapshot| -> Result<Snapshot, ()> {
+            Ok(s.with_counts(s.pending() + n, s.expected() + n, s.tx()))
+        };
+        let state = State::new(Snapshot::initial(3).with_counts(1, 3, -2));
+        let prior = match state.join(state.load(Ordering::Relaxed), add(MAX - 3)) {
+            Ok(Joined::Added(prior)) => prior,
+            _ => panic!("a running word takes the join"),
+        };
+        assert_eq!((prior.pending(), prior.expected()), (1, 3));
+        let s = state.load(Ordering::Relaxed);
+        assert_eq!((s.phase(), s.pending(), s.expected(), s.tx()), (0, MAX - 2, MAX, -2));
+        let completing = State::new(Snapshot::initial(2).completing());
+        let before = completing.load(Ordering::Relaxed);
+        assert!(matches!(completing.join(before, add(1)), Ok(Joined::Busy(s)) if s == before));
+        assert!(completing.load(Ordering::Relaxed) == before, "a busy join changes nothing");
     }
 
     #[test]
