@@ -118,7 +118,7 @@ log() { echo "mutants: $*" >&2; }
 
 # Model files, cheap ones first so that most mutants die early; files not
 # named here run last, in name order.
-ORDER="queries poison arrive_and_drop timeout completion tx split_arrive_wait park_wake parity leader warp block"
+ORDER="queries join poison arrive_and_drop timeout completion tx split_arrive_wait park_wake parity leader warp block"
 if [ -z "$MODELS" ]; then
     all="$(cd tests && ls -- *.rs | sed 's/\.rs$//')"
     for m in $ORDER; do

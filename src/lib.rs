@@ -15,7 +15,8 @@
 //! - [`Barrier`]: split [`arrive`](Barrier::arrive) / [`wait`](Barrier::wait),
 //!   [`arrive_and_wait`](Barrier::arrive_and_wait) (std's `wait`), parity waits
 //!   ([`wait_parity`](Barrier::wait_parity), [`try_wait_parity`](Barrier::try_wait_parity)),
-//!   timed waits, [`arrive_and_drop`](Barrier::arrive_and_drop), a completion
+//!   timed waits, [`arrive_and_drop`](Barrier::arrive_and_drop) and
+//!   [`add_participants`](Barrier::add_participants), a completion
 //!   function ([`Barrier::with_completion`]), transaction counts
 //!   ([`expect_tx`](Barrier::expect_tx), [`complete_tx`](Barrier::complete_tx),
 //!   [`arrive_tx`](Barrier::arrive_tx)) and [`poison`](Barrier::poison).
@@ -97,6 +98,16 @@
 //!   arrival; arriving on it directly bypasses the seats (a documented misuse,
 //!   never unsafe). Dropping a seat inside its own team's completion function
 //!   poisons the team (it cannot leave there without deadlocking).
+//! - **Joining** ([`Barrier::add_participants`]) follows Java's `Phaser`:
+//!   the joiners are owed from the current phase on, a join that meets a
+//!   running completion function waits for the next phase and joins that
+//!   one, and a retired barrier never comes back (a join on it panics, as
+//!   registering on a terminated `Phaser` fails). A barrier whose
+//!   participants all left while a transaction count still holds its phase
+//!   open is not retired yet: a join then keeps it alive. A join is an
+//!   acquire operation (the joiner sees what the previous phase published);
+//!   `add_participants(0)` never blocks, but still panics on a poisoned or
+//!   retired barrier and inside the barrier's own completion function.
 //! - **`launch`**: a thread whose kernel returns while the others still sync
 //!   leaves the block (its seat is dropped), so the others do not hang.
 //! - **Async waits**: `arrive_and_wait_async` records the arrival at the call,

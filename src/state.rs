@@ -562,8 +562,10 @@ mod tests {
 
     #[test]
     fn join_raises_pending_and_expected_or_waits_out_the_window() {
-        let add = |n: u32| move |s: Snapshot| -> Result<Snapshot, ()> {
-            Ok(s.with_counts(s.pending() + n, s.expected() + n, s.tx()))
+        let add = |n: u32| {
+            move |s: Snapshot| -> Result<Snapshot, ()> {
+                Ok(s.with_counts(s.pending() + n, s.expected() + n, s.tx()))
+            }
         };
         let state = State::new(Snapshot::initial(3).with_counts(1, 3, -2));
         let prior = match state.join(state.load(Ordering::Relaxed), add(MAX - 3)) {
@@ -572,11 +574,17 @@ mod tests {
         };
         assert_eq!((prior.pending(), prior.expected()), (1, 3));
         let s = state.load(Ordering::Relaxed);
-        assert_eq!((s.phase(), s.pending(), s.expected(), s.tx()), (0, MAX - 2, MAX, -2));
+        assert_eq!(
+            (s.phase(), s.pending(), s.expected(), s.tx()),
+            (0, MAX - 2, MAX, -2)
+        );
         let completing = State::new(Snapshot::initial(2).completing());
         let before = completing.load(Ordering::Relaxed);
         assert!(matches!(completing.join(before, add(1)), Ok(Joined::Busy(s)) if s == before));
-        assert!(completing.load(Ordering::Relaxed) == before, "a busy join changes nothing");
+        assert!(
+            completing.load(Ordering::Relaxed) == before,
+            "a busy join changes nothing"
+        );
     }
 
     #[test]

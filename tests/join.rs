@@ -21,7 +21,10 @@ fn a_join_makes_the_current_phase_wait_for_the_joiners() {
     b.add_participants(3);
     assert_eq!(dbg(&b), running(false, 4, 5, 0));
     drop(b.arrive());
-    assert!(!b.try_wait(&first), "the phase also owes the joiners' arrivals");
+    assert!(
+        !b.try_wait(&first),
+        "the phase also owes the joiners' arrivals"
+    );
     drop(b.arrive_n(2));
     assert!(!b.try_wait(&first));
     drop(b.arrive());
@@ -36,28 +39,32 @@ fn a_joiner_that_arrives_belongs_to_the_phase_it_joined_across_threads() {
     // then on its waits return only after the joiner arrived in that phase.
     let b = Barrier::new(1);
     let joiner_arrivals = AtomicUsize::new(0);
-    watchdog(30, || dbg(&b), || {
-        for _ in 0..3 {
-            b.arrive_and_wait();
-        }
-        thread::scope(|s| {
-            b.add_participants(1);
-            s.spawn(|| {
-                for _ in 0..100 {
-                    joiner_arrivals.fetch_add(1, Ordering::Relaxed);
-                    b.arrive_and_wait();
-                }
-                b.arrive_and_drop();
-            });
-            for phase in 1..=100 {
+    watchdog(
+        30,
+        || dbg(&b),
+        || {
+            for _ in 0..3 {
                 b.arrive_and_wait();
-                // The wait is an acquire of the phase: the joiner's add is in.
-                assert!(joiner_arrivals.load(Ordering::Relaxed) >= phase);
             }
-            b.arrive_and_wait(); // the phase the joiner leaves in
-        });
-        assert_eq!(dbg(&b), running(false, 1, 1, 0)); // 3 + 101 phases, alone again
-    });
+            thread::scope(|s| {
+                b.add_participants(1);
+                s.spawn(|| {
+                    for _ in 0..100 {
+                        joiner_arrivals.fetch_add(1, Ordering::Relaxed);
+                        b.arrive_and_wait();
+                    }
+                    b.arrive_and_drop();
+                });
+                for phase in 1..=100 {
+                    b.arrive_and_wait();
+                    // The wait is an acquire of the phase: the joiner's add is in.
+                    assert!(joiner_arrivals.load(Ordering::Relaxed) >= phase);
+                }
+                b.arrive_and_wait(); // the phase the joiner leaves in
+            });
+            assert_eq!(dbg(&b), running(false, 1, 1, 0)); // 3 + 101 phases, alone again
+        },
+    );
 }
 
 #[test]
@@ -137,22 +144,26 @@ fn a_join_in_the_completion_window_blocks_until_the_next_phase_and_joins_it() {
         thread::sleep(Duration::from_millis(50));
         finished.store(true, Ordering::Release);
     });
-    watchdog(30, || dbg(&b), || {
-        thread::scope(|s| {
-            s.spawn(|| drop(b.arrive())); // completes phase 0
-            s.spawn(|| {
-                while !inside.load(Ordering::Acquire) {
-                    thread::yield_now();
-                }
-                joiner_called.store(true, Ordering::Release);
-                b.add_participants(2);
-                assert!(
-                    finished.load(Ordering::Acquire),
-                    "the join returned before the completion function did"
-                );
+    watchdog(
+        30,
+        || dbg(&b),
+        || {
+            thread::scope(|s| {
+                s.spawn(|| drop(b.arrive())); // completes phase 0
+                s.spawn(|| {
+                    while !inside.load(Ordering::Acquire) {
+                        thread::yield_now();
+                    }
+                    joiner_called.store(true, Ordering::Release);
+                    b.add_participants(2);
+                    assert!(
+                        finished.load(Ordering::Acquire),
+                        "the join returned before the completion function did"
+                    );
+                });
             });
-        });
-    });
+        },
+    );
     // It joined phase 1, not the phase that was completing.
     assert_eq!(dbg(&b), running(true, 3, 3, 0));
 }
@@ -172,16 +183,20 @@ fn adding_zero_in_the_completion_window_does_not_block() {
             thread::yield_now();
         }
     });
-    watchdog(30, || dbg(&b), || {
-        thread::scope(|s| {
-            s.spawn(|| drop(b.arrive()));
-            while !inside.load(Ordering::Acquire) {
-                thread::yield_now();
-            }
-            b.add_participants(0);
-            released.store(true, Ordering::Release);
-        });
-    });
+    watchdog(
+        30,
+        || dbg(&b),
+        || {
+            thread::scope(|s| {
+                s.spawn(|| drop(b.arrive()));
+                while !inside.load(Ordering::Acquire) {
+                    thread::yield_now();
+                }
+                b.add_participants(0);
+                released.store(true, Ordering::Release);
+            });
+        },
+    );
     assert_eq!(dbg(&b), running(true, 1, 1, 0));
 }
 
@@ -209,7 +224,8 @@ fn a_join_on_a_poisoned_barrier_panics_also_for_zero() {
         let before = dbg(&b);
         let message = panic_of(|| b.add_participants(n));
         assert!(
-            message.starts_with("mbarrier: barrier poisoned by poison() (seen by add_participants("),
+            message
+                .starts_with("mbarrier: barrier poisoned by poison() (seen by add_participants("),
             "{message}"
         );
         assert_eq!(dbg(&b), before);
@@ -284,7 +300,11 @@ impl Ledger {
         let got: Vec<usize> = self.published.keys().copied().collect();
         assert_eq!(got, expected, "phase {}: who published", self.phase);
         for (id, times) in &self.published {
-            assert_eq!(*times, 1, "phase {}: participant {id} published {times} times", self.phase);
+            assert_eq!(
+                *times, 1,
+                "phase {}: participant {id} published {times} times",
+                self.phase
+            );
         }
         self.published.clear();
         for id in self.leaving.drain(..) {
@@ -304,59 +324,74 @@ fn barrier_churn_of_joins_and_leaves_publishes_once_per_phase() {
     let alive = AtomicUsize::new(WORKERS);
     let joins = AtomicUsize::new(0);
     let b = Barrier::with_completion(1, || ledger.lock().unwrap().complete());
-    watchdog(120, || dbg(&b), || {
-        thread::scope(|s| {
-            for id in 1..=WORKERS {
-                let (b, ledger, stop, alive, joins) = (&b, &ledger, &stop, &alive, &joins);
-                s.spawn(move || {
-                    let mut rng = common::mix(id as u64);
-                    while !stop.load(Ordering::Relaxed) {
-                        b.add_participants(1);
-                        joins.fetch_add(1, Ordering::Relaxed);
-                        {
-                            // The join is an acquire of the phase's start,
-                            // so the ledger already names the joined phase.
+    watchdog(
+        120,
+        || dbg(&b),
+        || {
+            thread::scope(|s| {
+                for id in 1..=WORKERS {
+                    let (b, ledger, stop, alive, joins) = (&b, &ledger, &stop, &alive, &joins);
+                    s.spawn(move || {
+                        let mut rng = common::mix(id as u64);
+                        // A `Barrier` knows no identities: a worker that
+                        // leaves and joins again at once may join the very
+                        // phase it left in, as a new participant. So each
+                        // join is a participant of its own.
+                        for join in 0.. {
+                            if stop.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            let id = id * 1_000_000 + join;
+                            b.add_participants(1);
+                            joins.fetch_add(1, Ordering::Relaxed);
+                            {
+                                // The join is an acquire of the phase's start,
+                                // so the ledger already names the joined phase.
+                                let mut l = ledger.lock().unwrap();
+                                let phase = l.phase;
+                                l.members.insert(id, phase);
+                            }
+                            rng = common::mix(rng);
+                            let stay = 1 + rng % 6;
+                            for _ in 0..stay {
+                                *ledger.lock().unwrap().published.entry(id).or_default() += 1;
+                                b.arrive_and_wait();
+                            }
                             let mut l = ledger.lock().unwrap();
-                            let phase = l.phase;
-                            l.members.insert(id, phase);
+                            *l.published.entry(id).or_default() += 1;
+                            l.leaving.push(id);
+                            drop(l);
+                            b.arrive_and_drop();
+                            thread::yield_now();
                         }
-                        rng = common::mix(rng);
-                        let stay = 1 + rng % 6;
-                        for _ in 0..stay {
-                            *ledger.lock().unwrap().published.entry(id).or_default() += 1;
-                            b.arrive_and_wait();
-                        }
-                        let mut l = ledger.lock().unwrap();
-                        *l.published.entry(id).or_default() += 1;
-                        l.leaving.push(id);
-                        drop(l);
-                        b.arrive_and_drop();
-                        thread::yield_now();
-                    }
-                    alive.fetch_sub(1, Ordering::Release);
-                });
-            }
-            // The anchor: participant 0 from phase 0 to the end, so the
-            // barrier never retires under the joiners.
-            ledger.lock().unwrap().members.insert(0, 0);
-            let mut phases = 0;
-            while phases < PHASES || alive.load(Ordering::Acquire) > 0 {
-                if phases == PHASES {
-                    stop.store(true, Ordering::Relaxed);
+                        alive.fetch_sub(1, Ordering::Release);
+                    });
                 }
-                *ledger.lock().unwrap().published.entry(0).or_default() += 1;
-                b.arrive_and_wait();
-                phases += 1;
-            }
-            let mut l = ledger.lock().unwrap();
-            *l.published.entry(0).or_default() += 1;
-            l.leaving.push(0);
-            drop(l);
-            b.arrive_and_drop();
-        });
-    });
+                // The anchor: participant 0 from phase 0 to the end, so the
+                // barrier never retires under the joiners.
+                ledger.lock().unwrap().members.insert(0, 0);
+                let mut phases = 0;
+                while phases < PHASES || alive.load(Ordering::Acquire) > 0 {
+                    if phases == PHASES {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    *ledger.lock().unwrap().published.entry(0).or_default() += 1;
+                    b.arrive_and_wait();
+                    phases += 1;
+                }
+                let mut l = ledger.lock().unwrap();
+                *l.published.entry(0).or_default() += 1;
+                l.leaving.push(0);
+                drop(l);
+                b.arrive_and_drop();
+            });
+        },
+    );
     let l = ledger.lock().unwrap();
     assert!(l.checked > PHASES, "{} phases checked", l.checked);
     assert!(l.members.is_empty());
-    assert!(joins.load(Ordering::Relaxed) > WORKERS, "the workers joined again");
+    assert!(
+        joins.load(Ordering::Relaxed) > WORKERS,
+        "the workers joined again"
+    );
 }
