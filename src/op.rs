@@ -63,12 +63,18 @@ pub(crate) enum Op {
         tx: u32,
         quiet: bool,
     },
-    /// A flat team's seat leaving (team.rs): in the phase it last arrived in
-    /// (`arrived_in`, still running) that is a drop without an arrival; in
-    /// the next phase an arrival and a drop. Quiet, as a seat's drop.
+    /// `seats` of a `Team`'s seats leaving, all of which last arrived in
+    /// phase `arrived_in` (team.rs, "Leaving"): a flat team's one seat, or a
+    /// tree's round of leavers only. If that phase is still running, they
+    /// are drops without an arrival (their arrivals are in, or on their way
+    /// with the root's combined arrival of that phase); in the next phase,
+    /// arrivals and drops. Decided by the word the RMW reads, so a leave
+    /// never waits for a phase to end. `quiet` as in `Seat`.
     SeatLeave {
         call: SeatCall,
         arrived_in: u8,
+        seats: u32,
+        quiet: bool,
     },
 }
 
@@ -133,10 +139,12 @@ impl Op {
                 tx,
                 ..
             } => (arrivals as usize, drops as usize, i64::from(tx)),
-            // A flat seat leaving in the phase it already arrived in owes no
+            // Seats leaving in the phase they already arrived in owe no
             // arrival there.
-            Op::SeatLeave { arrived_in, .. } if s.phase() == arrived_in => (0, 1, 0),
-            Op::SeatLeave { .. } => (1, 1, 0),
+            Op::SeatLeave {
+                arrived_in, seats, ..
+            } if s.phase() == arrived_in => (0, seats as usize, 0),
+            Op::SeatLeave { seats, .. } => (seats as usize, seats as usize, 0),
         }
     }
 
@@ -155,7 +163,10 @@ impl Op {
 
     /// A seat's drop: does nothing on a poisoned or retired word.
     pub(crate) fn quiet(self) -> bool {
-        matches!(self, Op::Seat { quiet: true, .. } | Op::SeatLeave { .. })
+        matches!(
+            self,
+            Op::Seat { quiet: true, .. } | Op::SeatLeave { quiet: true, .. }
+        )
     }
 
     /// The running word `s` with this operation applied, or the misuse that
@@ -189,9 +200,12 @@ impl Op {
                 to: tx,
             });
         }
-        // `drops <= arrivals <= pending <= expected`, so nothing underflows; a
-        // flat seat's `SeatLeave` in the phase it arrived in (0 arrivals, 1
-        // drop) has `pending < expected`, since its arrival is in already.
+        // `drops <= arrivals <= pending <= expected`, so nothing underflows;
+        // a `SeatLeave` in the phase its seats arrived in (0 arrivals, `seats`
+        // drops) has `seats <= expected`: they are members of that phase, not
+        // yet dropped. (For a tree it may land before that phase's combined
+        // arrival, which brings their arrivals: `pending` exceeds `expected`
+        // until it does; state.rs, invariants.)
         Ok(s.with_counts(
             (pending - arrivals) as u32,
             s.expected() - drops as u32,

@@ -31,7 +31,11 @@
 //! | `TX_SPECIAL`   | `POISONED_BY_COMPLETION` | poisoned by a panicking completion: terminal |
 //!
 //! Invariants: `pending <= expected` while running (an arrival lowers pending, a
-//! drop lowers both, a new phase sets pending = expected); a running word never
+//! drop lowers both, a new phase sets pending = expected), with one exception:
+//! a `Team`'s round of leavers that folds its drops into the running phase
+//! (`Op::SeatLeave`, team.rs "Leaving") may land just before that phase's
+//! combined arrival, which carries their arrivals; until it does, `pending`
+//! exceeds `expected` by at most those drops. A running word never
 //! has `pending == 0 && tx == 0` except when *retired* (`expected == 0` after
 //! the last phase completed), because the operation that reaches that point
 //! starts the next phase or the completing state in the same RMW. The phase in

@@ -83,15 +83,21 @@
 //!   there, as above. So a contribution to round `r` always finds its node in
 //!   round `r` or, folded, in round `r - 1`, and only a climb of leavers
 //!   (`a == d`) can be early.
-//! - At the root, such an early climb of round `r` (the whole team left)
-//!   waits until the word is in phase `r` before it arrives there. That
-//!   waits only for the root's climber of round `r - 1`, which has re-armed
-//!   the root and is arriving on the word (and for its completion function),
-//!   never for another seat.
+//! - At the root, a climb of round `r` with `a == d` (the whole team left)
+//!   may be early, and the word decides with the RMW that applies it
+//!   (`Op::SeatLeave`): if the word is still in phase `r - 1` (held open by
+//!   a tx count, or its combined arrival not yet made), the `d` leaves are
+//!   drops without an arrival there, folded into phase `r - 1` as at a node:
+//!   their arrivals in it are counted by the root's climber of round `r - 1`,
+//!   and the team retires as that phase completes. If the word is in phase
+//!   `r`, they are `d` arrivals and drops of phase `r`. No leave waits for a
+//!   phase to end: the last leaver may be the very thread that would end
+//!   phase `r - 1` (its `complete_tx`). Only a completion window is waited
+//!   out, as by every arrival.
 //!
-//! A flat team's word plays the leaf: `Op::SeatLeave` is a drop without an
-//! arrival in phase `last` if that phase is still running, an arrival and a
-//! drop in the next one otherwise.
+//! A flat team's word plays the leaf: `Op::SeatLeave` of one seat is a drop
+//! without an arrival in phase `last` if that phase is still running, an
+//! arrival and a drop in the next one otherwise.
 //!
 //! # Memory ordering
 //!

@@ -250,6 +250,44 @@ fn leaving_after_arriving_never_waits_for_the_others() {
     }
 }
 
+/// Regression: on a tree, the last leaves of a team whose phase a tx count
+/// holds open waited for that phase to end (the leavers' round reached the
+/// root early and waited for the word), so the thread that would call
+/// `complete_tx` deadlocked in its own drop, and the team retired one phase
+/// late. Leaving does not wait (arrive_and_drop): single-threaded here, for
+/// every shape and both ways of leaving, and the team retires as the held
+/// phase completes.
+#[test]
+fn tree_team_last_leaves_block_while_tx_holds_the_phase() {
+    for (n, explicit) in [(3, false), (3, true), (9, false), (9, true)] {
+        for (what, team) in shapes(n) {
+            let what = format!("{what}, {n} seats, arrive_and_drop: {explicit}");
+            watchdog(
+                30,
+                || format!("{what}: {team:?}"),
+                || {
+                    let seats: Vec<_> = team.seats().collect();
+                    team.expect_tx(1);
+                    let tokens: Vec<_> = seats.iter().map(|s| s.arrive()).collect();
+                    for seat in seats {
+                        if explicit {
+                            seat.arrive_and_drop();
+                        } else {
+                            drop(seat);
+                        }
+                    }
+                    assert!(!team.try_wait(&tokens[0]), "{what}: tx still holds phase 0");
+                    team.complete_tx(1);
+                    for token in &tokens {
+                        assert!(team.try_wait(token), "{what}: phase 0 complete");
+                    }
+                },
+            );
+            assert_retired(&team, 1, &what);
+        }
+    }
+}
+
 #[test]
 fn tx_through_seats_holds_the_phase_until_completed() {
     const PHASES: u64 = 500;

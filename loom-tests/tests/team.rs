@@ -170,11 +170,12 @@ fn leave_mid_phase(make: fn() -> Arc<Team>) {
 /// Every seat leaves right after arriving, while the seat whose arrival
 /// completes the phase (`arrive_and_drop`) may not have reached the word
 /// yet: the leavers' early round of phase 1 can complete at the root before
-/// phase 0 has completed on the word, and must wait for it (never arrive in
-/// phase 0). The team ends retired: in phase 1 if the leavers' drops
-/// folded into phase 0's round, in phase 2 if they arrived early in phase 1.
+/// phase 0 has completed on the word; it must not wait, nor arrive in phase
+/// 0: its drops fold into phase 0 on the word. The team ends retired: in
+/// phase 1 if the leavers' drops folded into phase 0 (at the node or on the
+/// word), in phase 2 if they arrived in phase 1.
 #[test]
-fn every_seat_leaving_early_waits_for_the_word() {
+fn every_seat_leaving_early_folds_into_the_running_phase() {
     quiet_expected_panics();
     model(|| {
         let team = Arc::new(Team::with_shape(3, 4, 0)); // one node for all three

@@ -77,10 +77,10 @@ impl<F: Completion> Barrier<F> {
     /// common policy; returns its answer. For a seat's decisions only (when
     /// to arrive): it publishes nothing to its caller.
     pub(crate) fn wait_until<T>(&self, check: impl Fn(Snapshot) -> Option<T>) -> T {
-        // Relaxed: the seats only decide here when to arrive; `Seat::enter`
-        // re-reads the word with Acquire before it acts, and the early climb
-        // reads nothing the previous phase published (team/tree.rs); the
-        // Acquire -> Relaxed mutant survived every model (mutants.sh).
+        // Relaxed: the seats only decide here when to arrive (the
+        // completion window of `Seat::enter`), and `enter` re-reads the word
+        // with Acquire before it acts; the Acquire -> Relaxed mutant survived
+        // every model (mutants.sh).
         let s = self.state.load(Ordering::Relaxed);
         if let Some(done) = check(s) {
             return done;

@@ -326,6 +326,8 @@ impl<F: Completion> Seat<'_, F> {
             let _left = self.team.barrier.arrive_combined(Op::SeatLeave {
                 call,
                 arrived_in: last,
+                seats: 1,
+                quiet: true,
             });
             return;
         }

@@ -148,26 +148,28 @@ impl<F: Completion> Team<F> {
         call: SeatCall,
         quiet: bool,
     ) -> (ArrivalToken, bool) {
-        let barrier = &self.barrier;
-        if sums.arrivals == sums.drops {
-            // Only here can the climb be early: every seat left while phase
-            // `round - 1` was still running (module docs, "Leaving").
-            // Relaxed: only decides whether to wait; a stale read shows the
-            // older phase and waits (the wait's loads are Acquire), and the
-            // arrival below is an RMW that reads the latest word. Nothing
-            // here reads what phase `round - 1` published (no seat is left
-            // to), so no Acquire is needed (loom-tests/mutants.sh: the
-            // Acquire -> Relaxed mutant survived every model).
-            if barrier.snapshot(Ordering::Relaxed).phase() != round {
-                barrier.wait_until(|s| (s.phase() == round || s.poison().is_some()).then_some(()));
+        let op = if sums.arrivals == sums.drops {
+            // A round of leavers only, which may be early: every seat left
+            // while phase `round - 1` was still running (module docs,
+            // "Leaving"). The word decides, in the RMW: drops folded into
+            // that phase if it still runs, arrivals and drops of `round`
+            // otherwise. Never a wait (the last leaver may be the thread
+            // that would end phase `round - 1`, e.g. by `complete_tx`).
+            Op::SeatLeave {
+                call,
+                arrived_in: round.wrapping_sub(1) & 3,
+                seats: sums.drops,
+                quiet,
             }
-        }
-        barrier.arrive_combined(Op::Seat {
-            call,
-            arrivals: sums.arrivals,
-            drops: sums.drops,
-            tx: 0,
-            quiet,
-        })
+        } else {
+            Op::Seat {
+                call,
+                arrivals: sums.arrivals,
+                drops: sums.drops,
+                tx: 0,
+                quiet,
+            }
+        };
+        self.barrier.arrive_combined(op)
     }
 }
