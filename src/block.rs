@@ -69,7 +69,12 @@
 //! after every reader's arrival in it) and before every add of phase `k + 2`
 //! (its arrival happens-before phase `k`'s completion, which is before phase
 //! `k + 1`'s in the word's modification order). A second clear by the
-//! phase's leader is harmless.
+//! phase's leader is harmless. A seat whose last wait did *not* return (it
+//! panicked on the poisoned block, and the thread caught that, as `launch`
+//! does) has no such guarantee: phase `k - 1` never completed, and a slow
+//! thread may still be reading its result of phase `k - 2`. So a seat of a
+//! poisoned block does not clear; a poisoned block has no later phase that
+//! needs it.
 //!
 //! The cost over an arrival and wait: one `Relaxed` load of the word, at most
 //! one `fetch_add` and one load of a counter on its own cache line, and one

@@ -204,3 +204,57 @@ fn block_debug_shows_rank_and_size() {
         ]
     );
 }
+
+/// Regression: after one thread of a `launch` panicked, the others' seats
+/// (dropped normally once `launch` caught their poisoned-barrier panics)
+/// cleared the counter of the phase before their last, which a slow thread
+/// that had completed that phase might not have read yet: its
+/// `sync_count(true)` of 64 threads returned 0. Every thread that returns
+/// from a completed phase gets its result, whatever the block does
+/// afterwards. (A race: repeated, as the oversubscribed launches make slow
+/// threads.)
+#[test]
+fn a_panic_in_launch_zeroes_a_slow_threads_sync_count() {
+    const THREADS: usize = 64;
+    const LAUNCHES: usize = 400;
+    let launches = AtomicUsize::new(0);
+    watchdog(
+        240,
+        || format!("{} launches done", launches.load(Ordering::Relaxed)),
+        || {
+            for _ in 0..LAUNCHES {
+                let counts: Vec<AtomicUsize> =
+                    (0..THREADS).map(|_| AtomicUsize::new(usize::MAX)).collect();
+                let result = catch_unwind(AssertUnwindSafe(|| {
+                    launch(THREADS, |block: &Block| {
+                        let c = block.sync_count(true);
+                        // Relaxed: read after `launch` joined every thread.
+                        counts[block.thread_rank()].store(c, Ordering::Relaxed);
+                        if block.thread_rank() == 0 {
+                            std::panic::resume_unwind(Box::new("rank 0 fails"));
+                        }
+                        block.sync();
+                    })
+                }));
+                assert_eq!(message(&*result.unwrap_err()), "rank 0 fails");
+                let done = launches.load(Ordering::Relaxed);
+                assert_eq!(
+                    counts[0].load(Ordering::Relaxed),
+                    THREADS,
+                    "launch {done}: rank 0"
+                );
+                for (rank, c) in counts.iter().enumerate() {
+                    // usize::MAX: the thread's wait saw the poisoned word
+                    // first and panicked, as a wait on a poisoned barrier
+                    // does even when its phase had completed.
+                    let c = c.load(Ordering::Relaxed);
+                    assert!(
+                        c == THREADS || c == usize::MAX,
+                        "launch {done}: sync_count(true) of rank {rank} returned {c}, not {THREADS}"
+                    );
+                }
+                launches.fetch_add(1, Ordering::Relaxed);
+            }
+        },
+    );
+}

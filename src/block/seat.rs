@@ -159,14 +159,27 @@ impl<'a> BlockSeat<'a> {
 
 impl Drop for BlockSeat<'_> {
     /// Leaves the block (the seat's own drop: poisons if unwinding), after
-    /// clearing the counter its leave could leave uncleared (module docs).
+    /// clearing the counter its leave could leave uncleared (module docs),
+    /// unless the block is poisoned.
     fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let k = usize::from(self.seat.next_phase());
-            // Relaxed: ordered by this seat's last wait and its leave's
-            // arrival, as the leader's clear is (module docs).
-            self.block.counts[(k + 2) % 4].store(0, Ordering::Relaxed);
+        if std::thread::panicking() {
+            return;
         }
+        // The clear is safe only after this seat's last wait returned, the
+        // phase before `k` completed (module docs). A seat whose last sync
+        // ended by the block's poisoning (a `catch_unwind` around it, as
+        // `launch`'s) saw the poisoned word there, and since poisoning is
+        // terminal this load sees it again (coherence): such a seat must not
+        // clear, since a slow thread of phase `k - 2` may still read that
+        // counter, and no later phase will need it cleared.
+        // Relaxed: the decision rests on coherence alone, as just said.
+        if self.block.team.is_poisoned() {
+            return;
+        }
+        let k = usize::from(self.seat.next_phase());
+        // Relaxed: ordered by this seat's last wait and its leave's
+        // arrival, as the leader's clear is (module docs).
+        self.block.counts[(k + 2) % 4].store(0, Ordering::Relaxed);
     }
 }
 
