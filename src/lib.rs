@@ -113,8 +113,13 @@
 //! - **Async waits**: `arrive_and_wait_async` records the arrival at the call,
 //!   so in a completion window it blocks the calling thread until the next
 //!   phase starts, as `arrive` does; a pending future is woken once per
-//!   completion through the waker of its latest poll (a waker whose `wake`
-//!   panics loses the wake-ups of the tasks after it in that completion).
+//!   completion through the waker of its latest poll. A waker whose `wake`
+//!   panics (std's `Waker` contract says it should not) loses nobody's
+//!   wake-up: the operation that completed the phase (or poisoned the
+//!   barrier) has taken effect, every parked thread and every other task of
+//!   that completion is woken, and only then does the first such panic
+//!   propagate, resumed out of that `arrive`, `complete_tx`, `poison`, …
+//!   (a completing `Seat` that does not catch it poisons its team on drop).
 //!
 #![doc = include_str!("../docs/porting.md")]
 //!

@@ -721,3 +721,81 @@ fn team_seats_wait_async_beside_threads() {
     );
     assert_eq!(leaders.load(Ordering::Relaxed), PHASES);
 }
+
+/// A waker whose `wake` panics.
+struct Panicky;
+
+impl Wake for Panicky {
+    fn wake(self: Arc<Self>) {
+        panic!("this waker panics");
+    }
+}
+
+/// Regression: a waker whose `wake` panicked lost the wake-ups of every
+/// task registered after it in that completion (whole later batches of 32
+/// included). Now every other task is woken, a parked thread too, the
+/// panic comes out of the completing call afterwards, and the table stays
+/// consistent: the next completion wakes every re-registered task once.
+#[test]
+fn a_panicking_waker_loses_the_other_tasks_wake_ups() {
+    // Four batches of 32; the panicking one early in the first.
+    const FUTURES: usize = 100;
+    const PANICKY: usize = 3;
+    let barrier = Barrier::new(2);
+    watchdog(
+        30,
+        || dbg(&barrier),
+        || {
+            thread::scope(|s| {
+                barrier.expect_tx(1);
+                let tokens = [barrier.arrive(), barrier.arrive()];
+                // A thread parked on phase 0 (or about to park): woken too.
+                let parked = s.spawn(|| barrier.wait_parity(false));
+                let probes: Vec<_> = (0..FUTURES).map(|_| Probe::new()).collect();
+                let panicky = Waker::from(Arc::new(Panicky));
+                let mut futures: Vec<_> = (0..FUTURES)
+                    .map(|_| Box::pin(barrier.wait_parity_async(false)))
+                    .collect();
+                for (i, (fut, probe)) in futures.iter_mut().zip(&probes).enumerate() {
+                    let pending = if i == PANICKY {
+                        let mut cx = Context::from_waker(&panicky);
+                        fut.as_mut().poll(&mut cx).is_pending()
+                    } else {
+                        poll_once(fut.as_mut(), probe).is_pending()
+                    };
+                    assert!(pending, "future {i}");
+                }
+                let completed = catch_unwind(AssertUnwindSafe(|| barrier.complete_tx(1)));
+                let message = panic_message(&*completed.unwrap_err());
+                assert_eq!(message, "this waker panics", "the waker's panic comes out");
+                for (i, probe) in probes.iter().enumerate() {
+                    let expected = usize::from(i != PANICKY);
+                    assert_eq!(probe.wakes(), expected, "future {i}: woken once");
+                }
+                parked.join().unwrap();
+                assert!(tokens.iter().all(|t| barrier.try_wait(t)));
+                // The phase completed: every future is ready, the panicky
+                // one's too (its node was unlinked before its waker ran).
+                for (i, (fut, probe)) in futures.iter_mut().zip(&probes).enumerate() {
+                    assert!(poll_once(fut.as_mut(), probe).is_ready(), "future {i}");
+                }
+                // The table is consistent: phase 1's completion wakes each
+                // of a new set of pending futures once.
+                let tokens = [barrier.arrive(), barrier.arrive_n(1)];
+                assert!(barrier.try_wait(&tokens[0]), "phase 1 completed at once");
+                let fresh: Vec<_> = (0..FUTURES).map(|_| Probe::new()).collect();
+                let mut futures: Vec<_> = (0..FUTURES)
+                    .map(|_| Box::pin(barrier.wait_parity_async(false)))
+                    .collect();
+                for (fut, probe) in futures.iter_mut().zip(&fresh) {
+                    assert!(poll_once(fut.as_mut(), probe).is_pending());
+                }
+                drop(barrier.arrive_n(2));
+                for (i, (fut, probe)) in futures.iter_mut().zip(&fresh).enumerate() {
+                    assert_eq!(probe.wakes(), 1, "phase 2, future {i}");
+                    assert!(poll_once(fut.as_mut(), probe).is_ready());
+                }
+            });
+        },
+    );
+}

@@ -14,7 +14,8 @@
 //!   of the word either finds the node linked or makes its `validate` see the
 //!   change. It unlinks every node of the key that was linked before it began
 //!   (a node linked later waits for a later change), and wakes their wakers
-//!   after unlocking, [`BATCH`] at a time.
+//!   after unlocking, [`BATCH`] at a time. A waker that panics does not
+//!   stop the others: its panic comes out of `wake_all` after they all ran.
 //! - Nothing foreign runs under a bucket lock: wakers are cloned before
 //!   locking and woken or dropped after unlocking, so a waker's code can
 //!   neither deadlock on the bucket nor panic with it held.
@@ -36,7 +37,9 @@
 //! one bucket; under `--cfg shuttle` a shuttle `Mutex`, one bucket.
 
 use crate::sync::{AtomicBool, Ordering, UnsafeCell};
+use std::any::Any;
 use std::marker::PhantomPinned;
+use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::ptr;
 use std::task::Waker;
@@ -352,11 +355,17 @@ impl Bucket {
 /// unlocking, [`BATCH`] at a time. Waking a key nobody waits on is harmless,
 /// even after the word is gone.
 ///
-/// A waker whose `wake` panics (std's contract says it should not) loses the
-/// wake-ups of the tasks collected after it in this call.
+/// A waker whose `wake` panics (std's contract says it should not) costs no
+/// other task its wake-up: each `wake` runs under `catch_unwind`, every
+/// other waker of this call (every batch) is still woken, and then the first
+/// panic is resumed (`resume_unwind`: it went through the panic hook when it
+/// happened), out of the operation that woke, unless this thread is
+/// unwinding already (then it is dropped). The table is consistent
+/// throughout: every node was unlinked under the lock before its waker ran.
 pub(crate) fn wake_all(key: usize) {
     let bucket = bucket(key);
     let mut epoch = None;
+    let mut panicked: Option<Box<dyn Any + Send>> = None;
     loop {
         let mut batch: [Option<Waker>; BATCH] = Default::default();
         let mut taken = 0;
@@ -393,10 +402,24 @@ pub(crate) fn wake_all(key: usize) {
         }
         drop(guard);
         for waker in batch.iter_mut().filter_map(Option::take) {
-            waker.wake();
+            // The waker is consumed whether or not `wake` returns, and
+            // nothing of ours is left half done across it: asserting unwind
+            // safety is sound.
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| waker.wake())) {
+                // A later panic's payload is dropped: one is resumed.
+                panicked.get_or_insert(payload);
+            }
         }
         if !more {
-            return;
+            break;
+        }
+    }
+    // Not while this thread unwinds already (a completion function that
+    // panicked wakes on its way out): that would abort. The waker's panic
+    // was reported by the hook when it happened; the unwinding goes on.
+    if let Some(payload) = panicked {
+        if !std::thread::panicking() {
+            panic::resume_unwind(payload);
         }
     }
 }
