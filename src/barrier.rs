@@ -8,13 +8,14 @@ use crate::op::{self, Misuse, Op};
 use crate::state::{self, Joined, Recorded, Snapshot, State};
 use crate::sync::{Ordering, UnsafeCell};
 use crate::token::{ArrivalToken, BarrierWaitResult};
-use crate::wait::{wake, Waiter};
+use crate::wait::wake;
 use std::fmt;
 
 pub use future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
+pub(crate) use wait::Target;
 
+mod combined;
 mod future;
-mod seats;
 mod wait;
 mod wait_async;
 
@@ -287,7 +288,7 @@ impl<F: Completion> Barrier<F> {
     pub fn arrive_and_wait(&self) -> BarrierWaitResult {
         let arrival = self.update(Op::ArriveAndWait);
         if !arrival.completed {
-            self.wait_phase("arrive_and_wait()", arrival.phase, None);
+            self.wait_for("arrive_and_wait()", Target::Token(arrival.phase), None);
         }
         BarrierWaitResult {
             is_leader: arrival.completed,
@@ -384,7 +385,7 @@ impl<F: Completion> Barrier<F> {
     /// phase the participants joined (`None` for `n == 0`, which changes
     /// nothing and never blocks).
     #[track_caller]
-    pub(crate) fn join(&self, op: Op, n: usize) -> Option<u8> {
+    pub(crate) fn join(&self, op: Op<'_>, n: usize) -> Option<u8> {
         completion::check_not_running(self.key(), &op);
         // Relaxed: seeds the RMW, which carries the ordering; for `n == 0`
         // only the misuse checks read it (a stale word answers as a call
@@ -399,7 +400,7 @@ impl<F: Completion> Barrier<F> {
         loop {
             match self.state.join(s, |s| op::join(s, n)) {
                 Ok(Joined::Added(prior)) => return Some(prior.phase()),
-                Ok(Joined::Busy(found)) => s = self.wait_for_next_phase(op, found),
+                Ok(Joined::Busy) => s = self.wait_for_next_phase(op),
                 Err(misuse) => misuse.panic(op),
             }
         }
@@ -560,7 +561,7 @@ impl<F: Completion> Barrier<F> {
     /// misuse panics (and changes nothing).
     #[track_caller]
     #[inline]
-    fn update(&self, op: Op) -> Arrival {
+    fn update(&self, op: Op<'_>) -> Arrival {
         match self.try_update(op) {
             Ok(arrival) => arrival,
             Err(misuse) => misuse.panic(op),
@@ -572,7 +573,7 @@ impl<F: Completion> Barrier<F> {
     /// completion function, may start the next phase).
     #[track_caller]
     #[inline]
-    fn try_update(&self, op: Op) -> Result<Arrival, Misuse> {
+    fn try_update(&self, op: Op<'_>) -> Result<Arrival, Misuse> {
         // Relaxed: seeds the RMW, which carries the ordering.
         let s = self.state.load(Ordering::Relaxed);
         match self.state.record(s, !F::IS_NONE, |s| op.apply(s)) {
@@ -598,7 +599,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     fn update_slow(
         &self,
-        op: Op,
+        op: Op<'_>,
         mut recorded: Result<Recorded, Misuse>,
     ) -> Result<Arrival, Misuse> {
         loop {
@@ -611,8 +612,8 @@ impl<F: Completion> Barrier<F> {
                 // A `poison()` during the completion function ends the
                 // phase poisoned instead: then it did not complete.
                 Recorded::Completing(prior) => (prior, self.run_completion()),
-                Recorded::Busy(s) => {
-                    let s = self.wait_for_next_phase(op, s);
+                Recorded::Busy => {
+                    let s = self.wait_for_next_phase(op);
                     recorded = self.state.record(s, !F::IS_NONE, |s| op.apply(s));
                     continue;
                 }
@@ -624,18 +625,14 @@ impl<F: Completion> Barrier<F> {
         }
     }
 
-    /// An operation that found the completion function running (in `s`)
-    /// waits for the next phase to start, and belongs to it; returns the
-    /// word the wait ended on.
+    /// An operation that found the completion function running waits for
+    /// the next phase to start, and belongs to it; returns the word the wait
+    /// ended on (where the operation is recorded again).
     #[cold]
     #[track_caller]
-    fn wait_for_next_phase(&self, op: Op, s: Snapshot) -> Snapshot {
+    fn wait_for_next_phase(&self, op: Op<'_>) -> Snapshot {
         completion::check_not_running(self.key(), &op);
-        let started = |s: Snapshot| (!s.is_completing()).then_some(s);
-        match Waiter::new(s.expected(), None).wait(&self.state, s, started) {
-            Ok(s) => s,
-            Err(_) => unreachable!("a wait without a deadline ends only when satisfied"),
-        }
+        self.wait_until(|s| (!s.is_completing()).then_some(s))
     }
 
     /// Runs the completion function, then starts the next phase (or, if it

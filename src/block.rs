@@ -109,6 +109,80 @@ const TRUE: u64 = 1;
 /// A counted false predicate of `sync_and` (high half of a counter).
 const FALSE: u64 = 1 << 32;
 
+/// Which `__syncthreads` variant a call is, with its predicate: the one
+/// encoding of the reducing syncs, shared by [`BlockBarrier`], [`BlockSeat`]
+/// and [`Block`](crate::Block).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SyncCall {
+    /// `sync()`: counts nothing.
+    Sync,
+    /// `sync_count(pred)`: counts a true predicate.
+    Count(bool),
+    /// `sync_and(pred)`: counts a false predicate.
+    And(bool),
+    /// `sync_or(pred)`: counts a true predicate.
+    Or(bool),
+}
+
+impl SyncCall {
+    /// What this call adds to its phase's counter (module docs, step 2).
+    #[inline]
+    fn vote(self) -> u64 {
+        match self {
+            SyncCall::Sync => 0,
+            SyncCall::Count(pred) | SyncCall::Or(pred) => {
+                if pred {
+                    TRUE
+                } else {
+                    0
+                }
+            }
+            SyncCall::And(pred) => {
+                if pred {
+                    0
+                } else {
+                    FALSE
+                }
+            }
+        }
+    }
+
+    /// The method's name, for the messages.
+    fn name(self) -> &'static str {
+        match self {
+            SyncCall::Sync => "sync()",
+            SyncCall::Count(_) => "sync_count(_)",
+            SyncCall::And(_) => "sync_and(_)",
+            SyncCall::Or(_) => "sync_or(_)",
+        }
+    }
+}
+
+/// A phase's counter as every caller of the phase reads it (module docs,
+/// step 4), decoded for each variant.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Votes(u64);
+
+impl Votes {
+    /// `sync_count`: how many true predicates.
+    #[inline]
+    pub(crate) fn count(self) -> usize {
+        (self.0 & (FALSE - 1)) as usize
+    }
+
+    /// `sync_and`: no false predicate.
+    #[inline]
+    pub(crate) fn all(self) -> bool {
+        self.0 >> 32 == 0
+    }
+
+    /// `sync_or`: some true predicate.
+    #[inline]
+    pub(crate) fn any(self) -> bool {
+        self.count() > 0
+    }
+}
+
 /// One predicate counter per phase modulo 4, each on its own cache line: the
 /// adds of phase `k + 1` start while slow threads still read phase `k`'s.
 type Counts = [CachePadded<AtomicU64>; 4];
@@ -251,8 +325,7 @@ impl BlockBarrier {
     #[track_caller]
     #[inline]
     pub fn sync(&self) {
-        self.seatless("sync()");
-        self.reduce(0, || self.team.arrive_and_wait().is_leader());
+        self.sync_seatless(SyncCall::Sync);
     }
 
     /// Waits like [`sync`](BlockBarrier::sync) and returns for how many
@@ -284,9 +357,7 @@ impl BlockBarrier {
     #[inline]
     #[must_use = "use `sync()` if the count is not needed"]
     pub fn sync_count(&self, pred: bool) -> usize {
-        self.seatless("sync_count(_)");
-        let leader = || self.team.arrive_and_wait().is_leader();
-        trues(self.reduce(if pred { TRUE } else { 0 }, leader))
+        self.sync_seatless(SyncCall::Count(pred)).count()
     }
 
     /// Takes the seat of `rank`, through which that thread syncs; each rank
@@ -338,6 +409,15 @@ impl BlockBarrier {
         }
     }
 
+    /// One seat-less sync of the group: on the team's word directly, since
+    /// no seat of this block is ever handed out (`seatless`).
+    #[track_caller]
+    #[inline]
+    fn sync_seatless(&self, call: SyncCall) -> Votes {
+        self.seatless(call.name());
+        self.reduce(call, || self.team.arrive_and_wait_seatless().is_leader())
+    }
+
     /// A seat-less sync: panics (changing nothing) if seats were taken.
     #[track_caller]
     #[inline]
@@ -359,13 +439,14 @@ impl BlockBarrier {
         }
     }
 
-    /// One phase: steps 1–5 of the module docs; `add` is this thread's
-    /// predicate count, `arrive_and_wait` its arrival and wait (whether it
-    /// led). Returns the phase's counter.
+    /// One phase: steps 1–5 of the module docs; `call` gives this thread's
+    /// vote, `arrive_and_wait` is its arrival and wait (whether it led).
+    /// Returns the phase's counter.
     #[track_caller]
     #[inline]
-    fn reduce(&self, add: u64, arrive_and_wait: impl FnOnce() -> bool) -> u64 {
+    fn reduce(&self, call: SyncCall, arrive_and_wait: impl FnOnce() -> bool) -> Votes {
         let k = usize::from(self.team.phase());
+        let add = call.vote();
         if add != 0 {
             // Relaxed: the arrival below (a Release RMW) carries the add.
             self.counts[k].fetch_add(add, Ordering::Relaxed);
@@ -379,7 +460,7 @@ impl BlockBarrier {
             // k - 2 and before every add of phase k + 2 (module docs).
             self.counts[(k + 2) % 4].store(0, Ordering::Relaxed);
         }
-        count
+        Votes(count)
     }
 
     /// Waits like [`sync`](BlockBarrier::sync) and returns whether `pred`
@@ -401,9 +482,7 @@ impl BlockBarrier {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_and(&self, pred: bool) -> bool {
-        self.seatless("sync_and(_)");
-        let leader = || self.team.arrive_and_wait().is_leader();
-        falses(self.reduce(if pred { 0 } else { FALSE }, leader)) == 0
+        self.sync_seatless(SyncCall::And(pred)).all()
     }
 
     /// Waits like [`sync`](BlockBarrier::sync) and returns whether `pred`
@@ -430,9 +509,7 @@ impl BlockBarrier {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_or(&self, pred: bool) -> bool {
-        self.seatless("sync_or(_)");
-        let leader = || self.team.arrive_and_wait().is_leader();
-        trues(self.reduce(if pred { TRUE } else { 0 }, leader)) > 0
+        self.sync_seatless(SyncCall::Or(pred)).any()
     }
 
     /// Poisons the barrier, for a member of the group that failed: every
@@ -471,17 +548,9 @@ impl fmt::Debug for BlockBarrier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BlockBarrier")
             .field("threads", &self.threads)
-            .field("barrier", &*self.team)
+            .field("barrier", self.team.barrier_debug())
             .finish()
     }
-}
-
-fn trues(count: u64) -> usize {
-    (count & (FALSE - 1)) as usize
-}
-
-fn falses(count: u64) -> usize {
-    (count >> 32) as usize
 }
 
 #[cfg(not(any(loom, shuttle)))]

@@ -13,22 +13,29 @@
 //! A `panic!` goes through the panic hook (which prints it) before it
 //! unwinds; [`std::panic::resume_unwind`] does not. So a thread that finds
 //! the block's barrier poisoned in a [`Block`]'s `sync*` does not panic: the
-//! sync runs under `op::quietly`, where a poisoned-barrier panic becomes a
-//! `resume_unwind` of the private payload `op::QuietPoison`. (Only the
-//! block's own barrier is touched inside a `Block::sync*`, so no other
-//! barrier's panic is silenced.) The root cause went through the hook when it happened; `launch`
-//! re-raises it with `resume_unwind`, so it is reported once. Panics of the
-//! user's own barriers, and misuse of the block's barrier through
-//! [`Block::barrier`], are ordinary panics and are reported as usual. If no
+//! sync runs under an `op::PoisonedQuietly` guard, where a poisoned-barrier panic
+//! becomes a `resume_unwind` of this module's private payload
+//! [`BlockPoisoned`]. (Only the block's own barrier is touched inside a
+//! `Block::sync*`, so no other barrier's panic is silenced.) The payload's
+//! type is what tells such a consequence from a root cause. The root cause
+//! went through the hook when it happened; `launch` re-raises it with
+//! `resume_unwind`, so it is reported once. Panics of the user's own
+//! barriers, and misuse of the block's barrier through [`Block::barrier`],
+//! are ordinary panics of the user's and are reported as usual. If no
 //! thread panicked of its own (someone called `block.barrier().poison()`),
 //! `launch` raises one ordinary panic saying so.
 
-use crate::block::{BlockBarrier, BlockSeat};
-use crate::op::{self, QuietPoison, POISONED};
+use crate::block::{BlockBarrier, BlockSeat, SyncCall, Votes};
+use crate::op::{self, PoisonedQuietly, POISONED};
 use crate::sync::{AtomicU64, Ordering};
 use std::any::Any;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
+
+/// The payload with which a thread leaves a `Block::sync*` that found the
+/// block's barrier poisoned: a consequence of another thread's failure, not
+/// a root cause, and not reported.
+struct BlockPoisoned;
 
 /// One thread's handle on its block, handed to the kernel by [`launch`]: the
 /// CPU form of `cooperative_groups::this_thread_block()`.
@@ -104,7 +111,7 @@ impl Block<'_> {
     #[track_caller]
     #[inline]
     pub fn sync(&self) {
-        op::quietly(|| self.seat.sync());
+        self.sync_as(SyncCall::Sync);
     }
 
     /// `__syncthreads_count(pred)`; see [`BlockBarrier::sync_count`].
@@ -123,7 +130,7 @@ impl Block<'_> {
     #[inline]
     #[must_use = "use `sync()` if the count is not needed"]
     pub fn sync_count(&self, pred: bool) -> usize {
-        op::quietly(|| self.seat.sync_count(pred))
+        self.sync_as(SyncCall::Count(pred)).count()
     }
 
     /// `__syncthreads_and(pred)`; see [`BlockBarrier::sync_and`].
@@ -142,7 +149,7 @@ impl Block<'_> {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_and(&self, pred: bool) -> bool {
-        op::quietly(|| self.seat.sync_and(pred))
+        self.sync_as(SyncCall::And(pred)).all()
     }
 
     /// `__syncthreads_or(pred)`; see [`BlockBarrier::sync_or`].
@@ -161,7 +168,16 @@ impl Block<'_> {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_or(&self, pred: bool) -> bool {
-        op::quietly(|| self.seat.sync_or(pred))
+        self.sync_as(SyncCall::Or(pred)).any()
+    }
+
+    /// One sync through this thread's seat, leaving a poisoned block
+    /// quietly (module docs).
+    #[track_caller]
+    #[inline]
+    fn sync_as(&self, call: SyncCall) -> Votes {
+        let _quiet = PoisonedQuietly::new(|| Box::new(BlockPoisoned));
+        self.seat.sync_as(call)
     }
 
     /// The block's barrier, e.g. to hand to code written against
@@ -317,7 +333,7 @@ where
     }
     if let Some((_, _, payload)) = root {
         drop(results);
-        if payload.is::<QuietPoison>() {
+        if payload.is::<BlockPoisoned>() {
             // Nobody panicked of their own: the barrier was poisoned by hand.
             panic!("{POISONED} by poison() (seen by the block's sync)");
         }
@@ -340,15 +356,8 @@ fn run<R>(block: &Block<'_>, kernel: &impl Fn(&Block<'_>) -> R, caught: &AtomicU
     }
 }
 
-/// Whether a panic payload is the crate's "barrier poisoned" panic, i.e. a
+/// Whether a panic payload is a thread's leaving of the poisoned block: a
 /// consequence of another thread's failure rather than a root cause.
 fn is_poisoned_panic(payload: &(dyn Any + Send)) -> bool {
-    if payload.is::<QuietPoison>() {
-        return true;
-    }
-    let message = payload
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| payload.downcast_ref::<&str>().copied());
-    message.is_some_and(|m| m.starts_with(POISONED))
+    payload.is::<BlockPoisoned>()
 }

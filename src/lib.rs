@@ -94,10 +94,11 @@
 //! - **Seats that left** take no part in later phases of a `BlockBarrier`:
 //!   `sync_and` counts the false predicates, so a seat that left does not
 //!   veto it, and `sync_count` counts the seats still there.
-//! - **A `Team` derefs to its `Barrier`** for every operation that is not an
-//!   arrival; arriving on it directly bypasses the seats (a documented misuse,
-//!   never unsafe). Dropping a seat inside its own team's completion function
-//!   poisons the team (it cannot leave there without deadlocking).
+//! - **A `Team` arrives through its seats only**: every operation that is
+//!   not an arrival is delegated to its barrier, and it has no `arrive*` of
+//!   its own (nor a `Deref` to its barrier), so no arrival bypasses the tree.
+//!   Dropping a seat inside its own team's completion function poisons the
+//!   team (it cannot leave there without deadlocking).
 //! - **Joining** ([`Barrier::add_participants`]) follows Java's `Phaser`:
 //!   the joiners are owed from the current phase on, a join that meets a
 //!   running completion function waits for the next phase and joins that

@@ -5,41 +5,55 @@
 
 use crate::state::{self, Poison, Snapshot};
 use crate::sync::thread_local;
+use std::any::Any;
 use std::cell::Cell;
 use std::fmt;
+use std::marker::PhantomData;
 
-/// Prefix of every panic message caused by a poisoned barrier; `launch` uses
-/// it to tell a root-cause panic from its consequences.
+/// Prefix of every panic message caused by a poisoned barrier.
 pub(crate) const POISONED: &str = "mbarrier: barrier poisoned";
 
-/// The payload with which a thread leaves a poisoned barrier inside
-/// [`quietly`]: a consequence of another thread's failure, not a root cause.
-pub(crate) struct QuietPoison;
+/// Makes the payload of a quiet poisoned-barrier panic ([`PoisonedQuietly`]).
+pub(crate) type QuietPayload = fn() -> Box<dyn Any + Send>;
 
 thread_local! {
-    /// Whether this thread's poisoned-barrier panics are silent ([`quietly`]).
-    static QUIET: Cell<bool> = const { Cell::new(false) };
+    /// While set, this thread's poisoned-barrier panics unwind with this
+    /// payload instead of panicking ([`PoisonedQuietly`]).
+    static QUIET: Cell<Option<QuietPayload>> = const { Cell::new(None) };
 }
 
-/// Runs `f` with this thread's poisoned-barrier panics turned into a
-/// `resume_unwind` of [`QuietPoison`], which skips the panic hook (nothing
-/// is printed): `launch`'s one report per root cause (SPEC §4). Misuse
-/// panics stay ordinary panics.
-pub(crate) fn quietly<R>(f: impl FnOnce() -> R) -> R {
-    /// Restores the flag, also when `f` unwinds.
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            QUIET.with(|q| q.set(self.0));
+/// While it lives, this thread's poisoned-barrier panics become a
+/// `resume_unwind` of `payload()`, which skips the panic hook (nothing is
+/// printed): for a caller that reports the root cause itself and tells these
+/// consequences from it by the payload's type. Misuse panics stay ordinary
+/// panics. A guard rather than a closure, so that `#[track_caller]` reaches
+/// through it.
+#[must_use]
+pub(crate) struct PoisonedQuietly {
+    previous: Option<QuietPayload>,
+    /// The setting is this thread's: the guard must not leave it.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl PoisonedQuietly {
+    pub(crate) fn new(payload: QuietPayload) -> PoisonedQuietly {
+        PoisonedQuietly {
+            previous: QUIET.with(|q| q.replace(Some(payload))),
+            _not_send: PhantomData,
         }
     }
-    let _restore = Restore(QUIET.with(|q| q.replace(true)));
-    f()
+}
+
+impl Drop for PoisonedQuietly {
+    /// Restores the previous setting, also when unwinding.
+    fn drop(&mut self) {
+        QUIET.with(|q| q.set(self.previous));
+    }
 }
 
 /// A mutating operation with its arguments, for the checks and the messages.
 #[derive(Clone, Copy)]
-pub(crate) enum Op {
+pub(crate) enum Op<'a> {
     Arrive,
     ArriveN(usize),
     ArriveAndDrop,
@@ -52,54 +66,30 @@ pub(crate) enum Op {
     /// `add_participants(n)`: raises pending and expected by `n` ([`join`]
     /// through `State::join`, never [`Op::apply`] through `State::record`).
     AddParticipants(usize),
-    /// An arrival of a `Team`'s seats on the word (team.rs): `arrivals`
-    /// seats arrive and `drops` of them leave, plus `tx`; the seat operation
-    /// the user called names it in messages. `quiet`: a seat's drop, which
-    /// never panics, does nothing on a poisoned or retired word instead.
-    Seat {
-        call: SeatCall,
+    /// Arrivals combined before they reach the word: `arrivals`
+    /// participants arrive and `drops` of them leave, plus `tx`, in one
+    /// step; `name` is the operation the user called, for the messages.
+    /// `quiet`: an operation that must not panic (a participant's drop)
+    /// does nothing on a poisoned or retired word instead.
+    Combined {
         arrivals: u32,
         drops: u32,
         tx: u32,
         quiet: bool,
+        name: &'a dyn fmt::Display,
     },
-    /// `seats` of a `Team`'s seats leaving, all of which last arrived in
-    /// phase `arrived_in` (team.rs, "Leaving"): a flat team's one seat, or a
-    /// tree's round of leavers only. If that phase is still running, they
-    /// are drops without an arrival (their arrivals are in, or on their way
-    /// with the root's combined arrival of that phase); in the next phase,
-    /// arrivals and drops. Decided by the word the RMW reads, so a leave
-    /// never waits for a phase to end. `quiet` as in `Seat`.
-    SeatLeave {
-        call: SeatCall,
+    /// `count` participants leaving, all of which last arrived in phase
+    /// `arrived_in` (their arrivals are in, or on their way combined with
+    /// others): while that phase still runs, drops without an arrival; once
+    /// it completed, arrivals and drops in the next phase. Decided by the
+    /// word the RMW reads, so a leave never waits for a phase to end.
+    /// `quiet` and `name` as for `Combined`.
+    LeaveAfter {
         arrived_in: u8,
-        seats: u32,
+        count: u32,
         quiet: bool,
+        name: &'a dyn fmt::Display,
     },
-}
-
-/// The seat operation a user called, for the messages of [`Op::Seat`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SeatCall {
-    Arrive,
-    ArriveAndWait,
-    ArriveTx(u32),
-    ArriveAndDrop,
-    Drop,
-    ArriveAndWaitAsync,
-}
-
-impl fmt::Display for SeatCall {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            SeatCall::Arrive => f.write_str("Seat::arrive()"),
-            SeatCall::ArriveAndWait => f.write_str("Seat::arrive_and_wait()"),
-            SeatCall::ArriveTx(tx) => write!(f, "Seat::arrive_tx({tx})"),
-            SeatCall::ArriveAndDrop => f.write_str("Seat::arrive_and_drop()"),
-            SeatCall::Drop => f.write_str("drop(Seat)"),
-            SeatCall::ArriveAndWaitAsync => f.write_str("Seat::arrive_and_wait_async()"),
-        }
-    }
 }
 
 /// What an operation found wrong with the word; nothing was changed.
@@ -119,7 +109,7 @@ pub(crate) enum Misuse {
     TooManyParticipants { expected: u32, adding: usize },
 }
 
-impl Op {
+impl Op<'_> {
     /// (arrivals, dropped participants, change of tx) as they apply to the
     /// running word `s`.
     fn delta(self, s: Snapshot) -> (usize, usize, i64) {
@@ -133,18 +123,18 @@ impl Op {
             Op::CompleteTx(tx) => (0, 0, -i64::from(tx)),
             // Not an arrival: applied by `join`.
             Op::AddParticipants(_) => (0, 0, 0),
-            Op::Seat {
+            Op::Combined {
                 arrivals,
                 drops,
                 tx,
                 ..
             } => (arrivals as usize, drops as usize, i64::from(tx)),
-            // Seats leaving in the phase they already arrived in owe no
-            // arrival there.
-            Op::SeatLeave {
-                arrived_in, seats, ..
-            } if s.phase() == arrived_in => (0, seats as usize, 0),
-            Op::SeatLeave { seats, .. } => (seats as usize, seats as usize, 0),
+            // Participants leaving in the phase they already arrived in owe
+            // no arrival there.
+            Op::LeaveAfter {
+                arrived_in, count, ..
+            } if s.phase() == arrived_in => (0, count as usize, 0),
+            Op::LeaveAfter { count, .. } => (count as usize, count as usize, 0),
         }
     }
 
@@ -156,16 +146,16 @@ impl Op {
             Op::ExpectTx(_)
                 | Op::CompleteTx(_)
                 | Op::AddParticipants(_)
-                | Op::Seat { .. }
-                | Op::SeatLeave { .. }
+                | Op::Combined { .. }
+                | Op::LeaveAfter { .. }
         )
     }
 
-    /// A seat's drop: does nothing on a poisoned or retired word.
+    /// An operation that does nothing on a poisoned or retired word.
     pub(crate) fn quiet(self) -> bool {
         matches!(
             self,
-            Op::Seat { quiet: true, .. } | Op::SeatLeave { quiet: true, .. }
+            Op::Combined { quiet: true, .. } | Op::LeaveAfter { quiet: true, .. }
         )
     }
 
@@ -201,11 +191,11 @@ impl Op {
             });
         }
         // `drops <= arrivals <= pending <= expected`, so nothing underflows;
-        // a `SeatLeave` in the phase its seats arrived in (0 arrivals, `seats`
-        // drops) has `seats <= expected`: they are members of that phase, not
-        // yet dropped. (For a tree it may land before that phase's combined
-        // arrival, which brings their arrivals: `pending` exceeds `expected`
-        // until it does; state.rs, invariants.)
+        // a `LeaveAfter` in the phase its participants arrived in (0
+        // arrivals, `count` drops) has `count <= expected`: they are members
+        // of that phase, not yet dropped. (Combined arrivals may bring their
+        // arrivals after the leave: `pending` exceeds `expected` until they
+        // do; state.rs, invariants.)
         Ok(s.with_counts(
             (pending - arrivals) as u32,
             s.expected() - drops as u32,
@@ -267,7 +257,7 @@ impl Misuse {
     }
 }
 
-impl fmt::Display for Op {
+impl fmt::Display for Op<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Op::Arrive => f.write_str("arrive()"),
@@ -280,7 +270,7 @@ impl fmt::Display for Op {
             Op::ArriveAndWait => f.write_str("arrive_and_wait()"),
             Op::ArriveAndWaitAsync => f.write_str("arrive_and_wait_async()"),
             Op::AddParticipants(n) => write!(f, "add_participants({n})"),
-            Op::Seat { call, .. } | Op::SeatLeave { call, .. } => call.fmt(f),
+            Op::Combined { name, .. } | Op::LeaveAfter { name, .. } => name.fmt(f),
         }
     }
 }
@@ -291,7 +281,7 @@ pub(crate) const fn participants_in_range(n: usize) -> bool {
 }
 
 /// The participant count of a constructor, checked: `1 ..= Barrier::MAX`.
-/// `call` names the constructor as the user wrote it, e.g. `launch(0, _)`,
+/// `call` names the constructor as the user wrote it, e.g. `with_completion(0, _)`,
 /// and `what` the count, e.g. `the thread count`.
 #[track_caller]
 pub(crate) fn participants(call: fmt::Arguments<'_>, what: &str, n: usize) -> u32 {
@@ -308,8 +298,8 @@ pub(crate) fn participants(call: fmt::Arguments<'_>, what: &str, n: usize) -> u3
 #[cold]
 #[track_caller]
 pub(crate) fn poisoned_panic(op: impl fmt::Display, s: Snapshot) -> ! {
-    if QUIET.with(Cell::get) {
-        std::panic::resume_unwind(Box::new(QuietPoison));
+    if let Some(payload) = QUIET.with(Cell::get) {
+        std::panic::resume_unwind(payload());
     }
     match s.poison() {
         Some(Poison::Completion) => {

@@ -32,10 +32,10 @@
 //!
 //! Invariants: `pending <= expected` while running (an arrival lowers pending, a
 //! drop lowers both, a new phase sets pending = expected), with one exception:
-//! a `Team`'s round of leavers that folds its drops into the running phase
-//! (`Op::SeatLeave`, team.rs "Leaving") may land just before that phase's
-//! combined arrival, which carries their arrivals; until it does, `pending`
-//! exceeds `expected` by at most those drops. A running word never
+//! leavers whose drops fold into the running phase (`Op::LeaveAfter`) may
+//! land just before the combined arrival that carries their arrivals
+//! (`Op::Combined`); until it does, `pending` exceeds `expected` by at most
+//! those drops. A running word never
 //! has `pending == 0 && tx == 0` except when *retired* (`expected == 0` after
 //! the last phase completed), because the operation that reaches that point
 //! starts the next phase or the completing state in the same RMW. The phase in
@@ -78,7 +78,7 @@
 //! 5. Setting `PARKED`, poisoning and `is_poisoned` publish nothing: `Relaxed`. The
 //!    park/unpark handshake itself is ordered by the parking lot's bucket lock
 //!    (for tasks, the task table's; see [`crate::wait`]).
-//! 6. A join (`add_participants`, a `Team`'s join) is an `Acquire` RMW that
+//! 6. A join (`add_participants`, and every join built on it) is an `Acquire` RMW that
 //!    publishes nothing: it reads the word that started the current phase
 //!    (3) or a later RMW of its release sequence, so the joiner sees what the
 //!    previous phase published, as that phase's waiters do. It needs no
@@ -208,7 +208,7 @@ impl Snapshot {
         self.0 & PARKED != 0
     }
 
-    /// The phase number modulo [`PHASES`].
+    /// The phase number modulo 4 (the phase bits the word keeps).
     pub(crate) fn phase(self) -> u8 {
         ((self.0 & PHASE_MASK) >> PHASE_SHIFT) as u8
     }
@@ -296,9 +296,9 @@ impl fmt::Debug for Snapshot {
 pub(crate) enum Joined {
     /// Applied to the running word it replaced (held).
     Added(Snapshot),
-    /// Nothing applied: a completion function is running (the word found).
-    /// The caller waits for the next phase and joins that one.
-    Busy(Snapshot),
+    /// Nothing applied: a completion function is running. The caller waits
+    /// for the next phase and joins that one.
+    Busy,
 }
 
 /// What [`State::record`] did with an operation.
@@ -312,9 +312,9 @@ pub(crate) enum Recorded {
     /// Applied and completed the phase; the word is now completing. The
     /// caller runs the completion function, then [`State::finish_completion`].
     Completing(Snapshot),
-    /// Nothing applied: another phase's completion function is running (the
-    /// word found). The caller waits for the next phase and records again.
-    Busy(Snapshot),
+    /// Nothing applied: another phase's completion function is running.
+    /// The caller waits for the next phase and records again.
+    Busy,
 }
 
 /// The atomic word. Every transition is one RMW (retried from the value it
@@ -353,7 +353,7 @@ impl State {
     ) -> Result<Recorded, E> {
         loop {
             if s.is_completing() {
-                return Ok(Recorded::Busy(s));
+                return Ok(Recorded::Busy);
             }
             let next = apply(s)?;
             let completes = next.pending() == 0 && next.tx() == 0;
@@ -394,7 +394,7 @@ impl State {
     ) -> Result<Joined, E> {
         loop {
             if s.is_completing() {
-                return Ok(Joined::Busy(s));
+                return Ok(Joined::Busy);
             }
             let next = apply(s)?;
             debug_assert!(next.pending() > s.pending() && next.expected() > s.expected());
@@ -468,11 +468,11 @@ impl State {
     }
 
     /// The word as an RMW reads it: the latest value in its modification
-    /// order, where a load may return an older one (a `Team` seat tells a
-    /// double arrival from a stale load with it). Changes nothing.
+    /// order, where a load may return an older one. Changes nothing.
     pub(crate) fn latest(&self) -> Snapshot {
-        // Relaxed: only tells a double arrival from a stale load; a caller
-        // that goes on re-reads the word with Acquire (team.rs).
+        // Relaxed: a caller uses it only to tell a stale load from the
+        // latest word before it panics; one that goes on re-reads the word
+        // with the ordering it needs.
         Snapshot(self.0.fetch_or(0, Ordering::Relaxed))
     }
 
@@ -584,7 +584,7 @@ mod tests {
         );
         let completing = State::new(Snapshot::initial(2).completing());
         let before = completing.load(Ordering::Relaxed);
-        assert!(matches!(completing.join(before, add(1)), Ok(Joined::Busy(s)) if s == before));
+        assert!(matches!(completing.join(before, add(1)), Ok(Joined::Busy)));
         assert!(
             completing.load(Ordering::Relaxed) == before,
             "a busy join changes nothing"

@@ -163,13 +163,13 @@
 use crate::barrier::ArriveAndWaitFuture;
 use crate::barrier::Barrier;
 use crate::completion::Completion;
-use crate::op::{poisoned_panic, Op, SeatCall};
+use crate::op::poisoned_panic;
 use crate::sync::{AtomicU64, ClaimU64, Ordering};
 use crate::token::{ArrivalToken, BarrierWaitResult};
+use call::SeatCall;
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::fmt;
-use std::ops::Deref;
 
 /// Default fan-in of the tree. Measured on the 16-core Xeon (benches/RESULTS.md,
 /// release 0.2, run 5; ns per `arrive_and_wait` episode at 8 / 16 threads):
@@ -181,6 +181,8 @@ pub(crate) const FAN_IN: usize = 4;
 /// combine (every shape measured 203–221 ns, the flat `Barrier` 167 ns), at 4
 /// one node of 4 is already 0.72x the flat word (536 vs 749 ns).
 pub(crate) const FLAT: usize = 2;
+mod call;
+mod delegate;
 mod seat;
 mod tree;
 
@@ -196,9 +198,10 @@ use tree::{Node, NodeWord, MAX_FAN_IN, NO_PARENT};
 /// transaction counts, completion function, `is_leader`, poisoning and
 /// retirement; only the arrivals differ. Each participant takes its seat once
 /// ([`seat`](Team::seat) or [`seats`](Team::seats)) and arrives through it.
-/// Every other operation of [`Barrier`] works on the team itself, which
-/// dereferences to its barrier (`team.wait(token)`, `team.phase_parity()`,
-/// `team.complete_tx(n)`, `team.poison()`, …).
+/// Every other operation of [`Barrier`] works on the team itself, delegated
+/// to its barrier ([`wait`](Team::wait), [`phase_parity`](Team::phase_parity),
+/// [`complete_tx`](Team::complete_tx), [`poison`](Team::poison), …); the
+/// team has no `arrive*` of its own, so no arrival bypasses the seats.
 ///
 /// # When to pick a `Team`
 ///
@@ -217,11 +220,7 @@ use tree::{Node, NodeWord, MAX_FAN_IN, NO_PARENT};
 ///
 /// # Misuse
 ///
-/// Arriving on the team's barrier directly (`team.arrive()`,
-/// `team.arrive_and_wait()`, `team.arrive_and_drop()`, … through `Deref`)
-/// bypasses the seats: it is a misuse, and the team then counts wrongly
-/// (a phase may complete early, or a seat's arrival panic), though never
-/// unsafely. A seat arriving twice in one phase panics and changes nothing.
+/// A seat arriving twice in one phase panics and changes nothing.
 ///
 /// # Examples
 ///
@@ -481,16 +480,6 @@ impl<F: Completion> Team<F> {
             team: self,
             next: 0,
         }
-    }
-}
-
-impl<F> Deref for Team<F> {
-    type Target = Barrier<F>;
-
-    /// The team's barrier, for every operation that is not an arrival
-    /// (arriving on it directly is a misuse: see [`Team`]).
-    fn deref(&self) -> &Barrier<F> {
-        &self.barrier
     }
 }
 

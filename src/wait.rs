@@ -150,11 +150,11 @@ impl Word for State {
     /// Pause longer the more arrivals are still owed
     /// ([`PAUSES_PER_PENDING`] each beyond the first), to make room for
     /// the arrivals landing on this word; but not before any arrival of
-    /// the phase has landed (`pending == expected`): that is a `Team`'s
-    /// word, whose seats arrive in its tree and whose one combined arrival
-    /// usually completes the phase, so pausing there would only delay the
-    /// waiter. (A waiter of a flat barrier has arrived itself, so it always
-    /// sees `pending < expected`.)
+    /// the phase has landed (`pending == expected`): then the arrivals are
+    /// being combined before they reach the word, and the one combined
+    /// arrival usually completes the phase, so pausing would only delay the
+    /// waiter. (A waiter that arrived on the word itself always sees
+    /// `pending < expected`.)
     fn spin_pauses(s: Snapshot) -> u32 {
         if s.pending() >= s.expected() {
             return 0;
@@ -244,6 +244,21 @@ impl Waiter {
         let end = park_until(word, self.deadline, check);
         self.trace.end(Stage::Park);
         end
+    }
+}
+
+/// A wait without a deadline: [`Waiter::wait`] on `word` from `s` (a load
+/// that `check` did not accept) for a phase of `participants`, until `check`
+/// accepts a word; returns its answer.
+pub(crate) fn until<W: Word, T>(
+    word: &W,
+    s: W::Snapshot,
+    participants: u32,
+    check: impl Fn(W::Snapshot) -> Option<T>,
+) -> T {
+    match Waiter::new(participants, None).wait(word, s, check) {
+        Ok(done) => done,
+        Err(_) => unreachable!("a wait without a deadline ends only when satisfied"),
     }
 }
 
@@ -427,15 +442,21 @@ fn park_until<W: Word, T>(
         if !W::parked(s) && word.mark_parked(s).is_err() {
             continue;
         }
-        let mut validate = || {
-            // Relaxed: only decides whether to sleep; the lock orders it (module docs).
-            let now = word.load(Ordering::Relaxed);
-            W::parked(now) && check(now).is_none()
-        };
+        let mut validate = || still_waiting(word, &check);
         // However the park ends (woken, timed out, or the word had already
         // changed), the loop re-reads the word and decides again.
         let _: Parked = park::park(word.park_key(), &mut validate, deadline);
     }
+}
+
+/// The `validate` of both halves, run under the backend's lock: whether the
+/// word still has `PARKED` set and `check` still refuses it, so that the
+/// thread may sleep (the task stay registered).
+fn still_waiting<W: Word, T>(word: &W, check: &impl Fn(W::Snapshot) -> Option<T>) -> bool {
+    // Relaxed: only decides whether to sleep or stay registered; the lock
+    // orders it against the waker's (module docs).
+    let now = word.load(Ordering::Relaxed);
+    W::parked(now) && check(now).is_none()
 }
 
 /// The registering half of the handshake for a task: one poll of a wait on
@@ -460,16 +481,9 @@ pub(crate) fn poll_wait<W: Word, T>(
             node.deregister();
             return Poll::Ready(done);
         }
-        if W::parked(s) || word.mark_parked(s).is_ok() {
-            let validate = || {
-                // Relaxed: only decides whether to stay registered; the lock
-                // orders it (module docs).
-                let now = word.load(Ordering::Relaxed);
-                W::parked(now) && check(now).is_none()
-            };
-            if node.register(waker, validate) {
-                return Poll::Pending;
-            }
+        let marked = W::parked(s) || word.mark_parked(s).is_ok();
+        if marked && node.register(waker, || still_waiting(word, &check)) {
+            return Poll::Pending;
         }
         // Acquire: as in `spin`.
         s = word.load(Ordering::Acquire);

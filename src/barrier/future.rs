@@ -1,4 +1,4 @@
-//! The futures of the async waits (SPEC §8): [`WaitFuture`],
+//! The futures of the async waits: [`WaitFuture`],
 //! [`ParityWaitFuture`] and [`ArriveAndWaitFuture`], made by
 //! [`Barrier::wait_async`], [`Barrier::wait_parity_async`] and
 //! [`Barrier::arrive_and_wait_async`].
@@ -8,6 +8,7 @@
 //! the future unlinks it. The polling itself is `Barrier::poll_wait_async`
 //! (`barrier/wait_async.rs`).
 
+use super::wait::Target;
 use super::Barrier;
 use crate::completion::Completion;
 use crate::park::TaskNode;
@@ -177,14 +178,9 @@ impl<F: Completion> Future for WaitFuture<'_, F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.into_ref();
-        let phase = this.phase;
-        this.barrier.poll_wait_async(
-            "wait_async",
-            pinned_node!(this),
-            cx,
-            |s| s.phase() != phase,
-            || format!("the phase of this token ({phase})"),
-        )
+        let target = Target::Token(this.phase);
+        this.barrier
+            .poll_wait_async("wait_async", pinned_node!(this), cx, target)
     }
 }
 
@@ -193,14 +189,9 @@ impl<F: Completion> Future for ParityWaitFuture<'_, F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.into_ref();
-        let parity = this.parity;
-        this.barrier.poll_wait_async(
-            "wait_parity_async",
-            pinned_node!(this),
-            cx,
-            |s| s.parity() != parity,
-            || format!("the phase of parity {parity}"),
-        )
+        let target = Target::Parity(this.parity);
+        this.barrier
+            .poll_wait_async("wait_parity_async", pinned_node!(this), cx, target)
     }
 }
 
@@ -212,15 +203,9 @@ impl<F: Completion> Future for ArriveAndWaitFuture<'_, F> {
         if this.leader {
             return Poll::Ready(BarrierWaitResult { is_leader: true });
         }
-        let phase = this.phase;
+        let target = Target::Arrival(this.phase);
         this.barrier
-            .poll_wait_async(
-                this.op,
-                pinned_node!(this),
-                cx,
-                |s| s.phase() != phase,
-                || format!("the phase of this arrival ({phase})"),
-            )
+            .poll_wait_async(this.op, pinned_node!(this), cx, target)
             .map(|()| BarrierWaitResult { is_leader: false })
     }
 }

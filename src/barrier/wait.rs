@@ -9,7 +9,41 @@ use crate::state::Snapshot;
 use crate::sync::Ordering;
 use crate::token::ArrivalToken;
 use crate::wait::{self, Waiter};
+use std::fmt;
 use std::time::{Duration, Instant};
+
+/// What a wait waits for, with its description for the messages: the one
+/// target of every blocking, timed and async wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// The phase (mod 4) of a token: done once the word is in another phase.
+    Token(u8),
+    /// The phase (mod 4) of an arrival just made, as `Token`.
+    Arrival(u8),
+    /// The phase of this parity: done once the current parity differs.
+    Parity(bool),
+}
+
+impl Target {
+    /// Whether the word `s` is past the target phase.
+    #[inline]
+    pub(crate) fn reached(self, s: Snapshot) -> bool {
+        match self {
+            Target::Token(phase) | Target::Arrival(phase) => s.phase() != phase,
+            Target::Parity(parity) => s.parity() != parity,
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Target::Token(phase) => write!(f, "the phase of this token ({phase})"),
+            Target::Arrival(phase) => write!(f, "the phase of this arrival ({phase})"),
+            Target::Parity(parity) => write!(f, "the phase of parity {parity}"),
+        }
+    }
+}
 
 impl<F: Completion> Barrier<F> {
     /// Blocks until the phase of `token` has completed.
@@ -40,7 +74,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     pub fn wait(&self, token: ArrivalToken) {
         self.check_token("wait", &token);
-        let done = self.wait_phase("wait", token.phase, None);
+        let done = self.wait_for("wait", Target::Token(token.phase), None);
         debug_assert!(done);
     }
 
@@ -69,7 +103,7 @@ impl<F: Completion> Barrier<F> {
     pub fn try_wait(&self, token: &ArrivalToken) -> bool {
         self.check_token("try_wait", token);
         // Acquire: a `true` answer must make the phase's writes visible (state.rs, point 4).
-        self.state.load(Ordering::Acquire).phase() != token.phase
+        Target::Token(token.phase).reached(self.state.load(Ordering::Acquire))
     }
 
     /// Waits at most `timeout` for the phase of `token` to complete.
@@ -157,7 +191,7 @@ impl<F: Completion> Barrier<F> {
     #[must_use]
     pub fn try_wait_parity(&self, parity: bool) -> bool {
         // Acquire: as in `try_wait`.
-        self.state.load(Ordering::Acquire).parity() != parity
+        Target::Parity(parity).reached(self.state.load(Ordering::Acquire))
     }
 
     /// Blocks until [`try_wait_parity(parity)`](Barrier::try_wait_parity)
@@ -180,7 +214,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn wait_parity(&self, parity: bool) {
-        let done = self.wait_parity_until("wait_parity", parity, None);
+        let done = self.wait_for("wait_parity", Target::Parity(parity), None);
         debug_assert!(done);
     }
 
@@ -202,7 +236,8 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[must_use = "false: the phase had not completed in time"]
     pub fn wait_parity_timeout(&self, parity: bool, timeout: Duration) -> bool {
-        self.wait_parity_until("wait_parity_timeout", parity, wait::deadline_after(timeout))
+        let deadline = wait::deadline_after(timeout);
+        self.wait_for("wait_parity_timeout", Target::Parity(parity), deadline)
     }
 
     #[track_caller]
@@ -212,50 +247,20 @@ impl<F: Completion> Barrier<F> {
         token: ArrivalToken,
         deadline: Option<Instant>,
     ) -> Result<(), ArrivalToken> {
-        if self.wait_phase(op, token.phase, deadline) {
+        if self.wait_for(op, Target::Token(token.phase), deadline) {
             Ok(())
         } else {
             Err(token)
         }
     }
 
-    /// Waits until the current phase is no longer `phase`; false on timeout.
+    /// The common wait: until the word reaches `target`, a poisoned barrier
+    /// or a phase that can never complete (retired; both panic, naming `op`
+    /// and `target`), or the deadline (false).
     #[track_caller]
-    pub(crate) fn wait_phase(&self, op: &str, phase: u8, deadline: Option<Instant>) -> bool {
-        self.wait_for(
-            op,
-            deadline,
-            |s| s.phase() != phase,
-            || format!("the phase of this token ({phase})"),
-        )
-    }
-
-    #[track_caller]
-    fn wait_parity_until(&self, op: &str, parity: bool, deadline: Option<Instant>) -> bool {
-        self.wait_for(
-            op,
-            deadline,
-            |s| s.parity() != parity,
-            || format!("the phase of parity {parity}"),
-        )
-    }
-
-    /// The common wait: until `completed(word)`, a poisoned barrier or a
-    /// phase that can never complete (retired), or the deadline.
-    #[track_caller]
-    fn wait_for(
-        &self,
-        op: &str,
-        deadline: Option<Instant>,
-        completed: impl Fn(Snapshot) -> bool,
-        what: impl FnOnce() -> String,
-    ) -> bool {
-        let classify = |s| End::classify(s, &completed);
-        // Acquire: pairs with the Release that ended the phase (state.rs, point 4).
-        let s = self.state.load(Ordering::Acquire);
-        if s.is_completing() {
-            completion::check_not_running(self.key(), &op);
-        }
+    pub(crate) fn wait_for(&self, op: &str, target: Target, deadline: Option<Instant>) -> bool {
+        let classify = |s| End::classify(s, target);
+        let s = self.begin_wait(op);
         let end = match classify(s) {
             Some(end) => Some(end),
             None => Waiter::new(s.expected(), deadline)
@@ -265,7 +270,35 @@ impl<F: Completion> Barrier<F> {
         // A `match`, not a closure: `finish` panics at the caller's location.
         match end {
             None => false,
-            Some(end) => end.finish(op, what),
+            Some(end) => end.finish(op, target),
+        }
+    }
+
+    /// The opening of every wait, blocking or async: the word it starts
+    /// from, after the check that this thread is not running this barrier's
+    /// completion function (where waiting would deadlock).
+    #[track_caller]
+    #[inline]
+    pub(super) fn begin_wait(&self, op: &str) -> Snapshot {
+        // Acquire: pairs with the Release that ended the phase (state.rs, point 4).
+        let s = self.state.load(Ordering::Acquire);
+        if s.is_completing() {
+            completion::check_not_running(self.key(), &op);
+        }
+        s
+    }
+
+    /// Waits (no deadline) until `check` accepts the word, through the
+    /// common policy; returns its answer. For decisions of when to act
+    /// (arrive, record again): it publishes nothing to its caller.
+    pub(crate) fn wait_until<T>(&self, check: impl Fn(Snapshot) -> Option<T>) -> T {
+        // Relaxed: the callers only decide here when to act, and each
+        // re-reads the word with the ordering its action needs (an
+        // Acquire load or an RMW).
+        let s = self.state.load(Ordering::Relaxed);
+        match check(s) {
+            Some(done) => done,
+            None => wait::until(&self.state, s, s.expected(), check),
         }
     }
 }
@@ -279,12 +312,12 @@ pub(super) enum End {
 }
 
 impl End {
-    /// How the word `s` ends a wait for `completed`, if it does. Pure: it
+    /// How the word `s` ends a wait for `target`, if it does. Pure: it
     /// also runs under the parking lot's lock.
-    pub(super) fn classify(s: Snapshot, completed: impl Fn(Snapshot) -> bool) -> Option<End> {
+    pub(super) fn classify(s: Snapshot, target: Target) -> Option<End> {
         if s.poison().is_some() {
             Some(End::Poisoned(s))
-        } else if completed(s) {
+        } else if target.reached(s) {
             Some(End::Completed)
         } else if s.is_retired() {
             Some(End::Retired(s))
@@ -293,16 +326,15 @@ impl End {
         }
     }
 
-    /// `true` for a completed wait; panics for the others (`op` and `what`
-    /// name the wait and its phase in the message).
+    /// `true` for a completed wait; panics for the others (`op` and
+    /// `target` name the wait and its phase in the message).
     #[track_caller]
-    pub(super) fn finish(self, op: &str, what: impl FnOnce() -> String) -> bool {
+    pub(super) fn finish(self, op: &str, target: Target) -> bool {
         match self {
             End::Completed => true,
             End::Poisoned(s) => poisoned_panic(op, s),
             End::Retired(s) => panic!(
-                "mbarrier: {op}: {} can never complete: every participant dropped out and the barrier is retired in phase {}",
-                what(),
+                "mbarrier: {op}: {target} can never complete: every participant dropped out and the barrier is retired in phase {}",
                 s.phase()
             ),
         }

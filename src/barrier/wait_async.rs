@@ -1,15 +1,13 @@
-//! The async waits of a [`Barrier`] (SPEC §8): the methods that make the
+//! The async waits of a [`Barrier`]: the methods that make the
 //! futures of `future.rs`, and the one poll they all share, which takes the
 //! task half of the handshake in `src/wait.rs`.
 
 use super::future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
-use super::wait::End;
+use super::wait::{End, Target};
 use super::Barrier;
-use crate::completion::{self, Completion};
+use crate::completion::Completion;
 use crate::op::Op;
 use crate::park::TaskNode;
-use crate::state::Snapshot;
-use crate::sync::Ordering;
 use crate::token::ArrivalToken;
 use crate::wait::{self, Word};
 use std::pin::Pin;
@@ -123,8 +121,7 @@ impl<F: Completion> Barrier<F> {
     }
 
     /// Records `op` (an arrival; its misuse panics here) and returns the
-    /// future that waits for its phase, naming `name` in its panics. For the
-    /// other handles' `arrive_and_wait_async` (a `Seat`'s).
+    /// future that waits for its phase, naming `name` in its panics.
     #[track_caller]
     pub(crate) fn arrive_then_wait_async(
         &self,
@@ -140,27 +137,22 @@ impl<F: Completion> Barrier<F> {
         TaskNode::new(self.state.park_key())
     }
 
-    /// One poll of an async wait until `completed(word)`, a poisoned barrier
-    /// or a phase that can never complete (the latter two panic, naming `op`
-    /// and `what`, as the blocking waits do).
+    /// One poll of an async wait until the word reaches `target`, a
+    /// poisoned barrier or a phase that can never complete (the latter two
+    /// panic, naming `op` and `target`, as the blocking waits do).
     pub(crate) fn poll_wait_async(
         &self,
         op: &str,
         node: Pin<&TaskNode>,
         cx: &mut Context<'_>,
-        completed: impl Fn(Snapshot) -> bool,
-        what: impl FnOnce() -> String,
+        target: Target,
     ) -> Poll<()> {
-        // Acquire: pairs with the Release that ended the phase (state.rs, point 4).
-        let s = self.state.load(Ordering::Acquire);
-        if s.is_completing() {
-            completion::check_not_running(self.key(), &op);
-        }
+        let s = self.begin_wait(op);
         wait::poll_wait(&self.state, s, node, cx.waker(), |s| {
-            End::classify(s, &completed)
+            End::classify(s, target)
         })
         .map(|end| {
-            end.finish(op, what);
+            end.finish(op, target);
         })
     }
 }

@@ -63,8 +63,12 @@ impl<'a> BlockSeat<'a> {
         self.block
     }
 
-    fn arrive_and_wait(&self) -> bool {
-        self.seat.arrive_and_wait().is_leader()
+    /// One sync through this seat: the variant and predicate in `call`.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn sync_as(&self, call: SyncCall) -> Votes {
+        self.block
+            .reduce(call, || self.seat.arrive_and_wait().is_leader())
     }
 
     /// `__syncthreads()` through this seat; see [`BlockBarrier::sync`].
@@ -82,7 +86,7 @@ impl<'a> BlockSeat<'a> {
     #[track_caller]
     #[inline]
     pub fn sync(&self) {
-        self.block.reduce(0, || self.arrive_and_wait());
+        self.sync_as(SyncCall::Sync);
     }
 
     /// `__syncthreads_count(pred)` through this seat; see
@@ -102,10 +106,7 @@ impl<'a> BlockSeat<'a> {
     #[inline]
     #[must_use = "use `sync()` if the count is not needed"]
     pub fn sync_count(&self, pred: bool) -> usize {
-        trues(
-            self.block
-                .reduce(if pred { TRUE } else { 0 }, || self.arrive_and_wait()),
-        )
+        self.sync_as(SyncCall::Count(pred)).count()
     }
 
     /// `__syncthreads_and(pred)` through this seat; see
@@ -127,10 +128,7 @@ impl<'a> BlockSeat<'a> {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_and(&self, pred: bool) -> bool {
-        falses(
-            self.block
-                .reduce(if pred { 0 } else { FALSE }, || self.arrive_and_wait()),
-        ) == 0
+        self.sync_as(SyncCall::And(pred)).all()
     }
 
     /// `__syncthreads_or(pred)` through this seat; see
@@ -150,10 +148,7 @@ impl<'a> BlockSeat<'a> {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_or(&self, pred: bool) -> bool {
-        trues(
-            self.block
-                .reduce(if pred { TRUE } else { 0 }, || self.arrive_and_wait()),
-        ) > 0
+        self.sync_as(SyncCall::Or(pred)).any()
     }
 }
 

@@ -271,13 +271,7 @@ impl<F: Completion> Seat<'_, F> {
         if tx > 0 {
             // Before the tree arrival: the phase cannot complete until that
             // arrival, and a range misuse panics with nothing changed (point 4).
-            let _expect_tx = barrier.arrive_combined(Op::Seat {
-                call,
-                arrivals: 0,
-                drops: 0,
-                tx,
-                quiet: false,
-            });
+            let _expect_tx = barrier.arrive_combined(call.combined(0, 0, tx, false));
         }
         let arrival = Contribution {
             arrivals: 1,
@@ -302,13 +296,9 @@ impl<F: Completion> Seat<'_, F> {
     ) -> (ArrivalToken, bool) {
         let team = self.team;
         if team.nodes.is_empty() {
-            return team.barrier.arrive_combined(Op::Seat {
-                call,
-                arrivals: c.arrivals,
-                drops: c.drops,
-                tx: 0,
-                quiet,
-            });
+            return team
+                .barrier
+                .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet));
         }
         let leaf = self.rank / team.fan_in;
         match team.climb(leaf, round, c) {
@@ -323,12 +313,10 @@ impl<F: Completion> Seat<'_, F> {
     pub(super) fn leave(&self, call: SeatCall, quiet: bool) {
         let last = self.last.get();
         if self.team.nodes.is_empty() {
-            let _left = self.team.barrier.arrive_combined(Op::SeatLeave {
-                call,
-                arrived_in: last,
-                seats: 1,
-                quiet: true,
-            });
+            let _left = self
+                .team
+                .barrier
+                .arrive_combined(call.leave_after(last, 1, true));
             return;
         }
         let c = Contribution {

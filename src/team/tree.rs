@@ -155,20 +155,9 @@ impl<F: Completion> Team<F> {
             // that phase if it still runs, arrivals and drops of `round`
             // otherwise. Never a wait (the last leaver may be the thread
             // that would end phase `round - 1`, e.g. by `complete_tx`).
-            Op::SeatLeave {
-                call,
-                arrived_in: round.wrapping_sub(1) & 3,
-                seats: sums.drops,
-                quiet,
-            }
+            call.leave_after(round.wrapping_sub(1) & 3, sums.drops, quiet)
         } else {
-            Op::Seat {
-                call,
-                arrivals: sums.arrivals,
-                drops: sums.drops,
-                tx: 0,
-                quiet,
-            }
+            call.combined(sums.arrivals, sums.drops, 0, quiet)
         };
         self.barrier.arrive_combined(op)
     }

@@ -1,0 +1,55 @@
+//! The seat operations a user calls, as the word's messages name them: a
+//! seat's arrival reaches the word as one neutral combined operation
+//! (`Op::Combined`, `Op::LeaveAfter`), and this is its name.
+
+use crate::op::Op;
+use std::fmt;
+
+/// The seat operation a user called, for the messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SeatCall {
+    Arrive,
+    ArriveAndWait,
+    ArriveTx(u32),
+    ArriveAndDrop,
+    Drop,
+    ArriveAndWaitAsync,
+}
+
+impl SeatCall {
+    /// A combined operation on the word named after this call: `arrivals`
+    /// seats arrive, `drops` of them leave, plus `tx`; `quiet` for a drop.
+    pub(crate) fn combined(&self, arrivals: u32, drops: u32, tx: u32, quiet: bool) -> Op<'_> {
+        Op::Combined {
+            arrivals,
+            drops,
+            tx,
+            quiet,
+            name: self,
+        }
+    }
+
+    /// `count` seats leaving after their last arrival in `arrived_in` (a
+    /// flat team's one seat, or a tree's round of leavers only).
+    pub(crate) fn leave_after(&self, arrived_in: u8, count: u32, quiet: bool) -> Op<'_> {
+        Op::LeaveAfter {
+            arrived_in,
+            count,
+            quiet,
+            name: self,
+        }
+    }
+}
+
+impl fmt::Display for SeatCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            SeatCall::Arrive => f.write_str("Seat::arrive()"),
+            SeatCall::ArriveAndWait => f.write_str("Seat::arrive_and_wait()"),
+            SeatCall::ArriveTx(tx) => write!(f, "Seat::arrive_tx({tx})"),
+            SeatCall::ArriveAndDrop => f.write_str("Seat::arrive_and_drop()"),
+            SeatCall::Drop => f.write_str("drop(Seat)"),
+            SeatCall::ArriveAndWaitAsync => f.write_str("Seat::arrive_and_wait_async()"),
+        }
+    }
+}
