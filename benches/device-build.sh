@@ -2,7 +2,7 @@
 # Builds, here, the two static binaries that benches/device-run.sh runs on the
 # lent 16-core machine (which has no compilers), into device/ (git-ignored):
 #
-#   device/bench_table   examples/bench_table.rs, --features bench (the crate's
+#   device/bench_table   the bench target benches/bench_table/, --features bench (the crate's
 #                        bench_hooks: policy switch and wait-stage counters)
 #   device/anchors       ../shared/anchors/anchors.cpp, the C++ peers
 #   device/BUILT_FROM    the commit, the features and the build date
@@ -30,9 +30,15 @@ esac
 target=x86_64-unknown-linux-gnu
 mkdir -p device
 start=$SECONDS
-RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
-    --target "$target" --example bench_table "${features[@]}"
-cp "target/$target/release/examples/bench_table" device/bench_table
+# A bench target's binary carries a hash in its name: ask cargo for its path.
+table=$(RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
+    --target "$target" --bench bench_table "${features[@]}" --message-format=json |
+    grep -o '"executable":"[^"]*bench_table[^"]*"' | tail -n 1 | cut -d'"' -f4)
+if [ -z "$table" ]; then
+    echo "device-build: cargo named no bench_table executable" >&2
+    exit 1
+fi
+cp "$table" device/bench_table
 RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
     --target "$target" --example heat
 cp "target/$target/release/examples/heat" device/heat

@@ -1,7 +1,7 @@
 //! Wake latency after parking: the completer sleeps 1 ms (so the waiters are
 //! parked), reads the clock and arrives; each waiter reads the clock when its
 //! wait returns. Criterion reports the mean over samples; p50 / p99 over all
-//! samples are printed at the end (and by `examples/bench_table.rs`).
+//! samples are printed at the end (and by `benches/bench_table/`).
 //!
 //! `cargo bench --bench wake`
 

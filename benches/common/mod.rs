@@ -1,6 +1,6 @@
-//! Shared by every bench in `benches/` and by `examples/bench_table.rs`
-//! (which includes this file with `#[path]`, so the table stays one standalone
-//! binary): the peer barriers, a pool of persistent threads that runs barrier episodes, and
+//! Shared by every bench in `benches/`, the table `benches/bench_table/`
+//! among them (each includes this file as its module, so the table stays one
+//! standalone binary): the peer barriers, a pool of persistent threads that runs barrier episodes, and
 //! the fuzzy-barrier, wake-latency, pipeline and single-thread workloads.
 //!
 //! CPU time is read with `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` (the

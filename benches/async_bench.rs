@@ -17,7 +17,7 @@
 //!    is dropped; the table counts the samples kept).
 //!
 //! ```text
-//! cargo run --release --example async_bench -- [--rounds N] [--quick]
+//! cargo bench --bench async_bench -- [--rounds N] [--quick]
 //! ```
 //!
 //! Prints markdown tables (for benches/RESULTS.md).
@@ -90,6 +90,8 @@ fn parse_args() -> Result<Options, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => options.quick = true,
+            // What `cargo bench` adds.
+            "--bench" => {}
             "--rounds" => {
                 let value = args.next().ok_or("--rounds needs a value")?;
                 options.rounds = match value.parse() {
