@@ -5,6 +5,7 @@
 
 use crate::completion::{self, Completion};
 use crate::op::{self, Misuse, Op};
+use crate::phase::Phase;
 use crate::state::{self, Joined, Recorded, Snapshot, State};
 use crate::sync::{Ordering, UnsafeCell};
 use crate::token::{ArrivalToken, BarrierWaitResult};
@@ -112,7 +113,7 @@ static_assertions::assert_not_impl_any!(ArrivalToken: Clone);
 #[derive(Clone, Copy)]
 struct Arrival {
     /// The phase the operation belongs to (modulo the 4 phases the word keeps).
-    phase: u8,
+    phase: Phase,
     /// Whether this operation completed that phase.
     completed: bool,
 }
@@ -385,7 +386,7 @@ impl<F: Completion> Barrier<F> {
     /// phase the participants joined (`None` for `n == 0`, which changes
     /// nothing and never blocks).
     #[track_caller]
-    pub(crate) fn join(&self, op: Op<'_>, n: usize) -> Option<u8> {
+    pub(crate) fn join(&self, op: Op<'_>, n: usize) -> Option<Phase> {
         completion::check_not_running(self.key(), &op);
         // Relaxed: seeds the RMW, which carries the ordering; for `n == 0`
         // only the misuse checks read it (a stale word answers as a call
@@ -525,7 +526,7 @@ impl<F: Completion> Barrier<F> {
     /// The current phase modulo 4 (`Relaxed`: for a participant between its
     /// wait and its next arrival the phase cannot change; see block.rs).
     #[inline]
-    pub(crate) fn phase(&self) -> u8 {
+    pub(crate) fn phase(&self) -> Phase {
         self.state.load(Ordering::Relaxed).phase()
     }
 

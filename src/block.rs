@@ -88,6 +88,7 @@
 
 #[cfg(doc)]
 use crate::barrier::Barrier;
+use crate::phase::Phase;
 use crate::sync::{AtomicU64, ClaimU64, Ordering};
 use crate::team::Team;
 use crossbeam_utils::CachePadded;
@@ -185,7 +186,7 @@ impl Votes {
 
 /// One predicate counter per phase modulo 4, each on its own cache line: the
 /// adds of phase `k + 1` start while slow threads still read phase `k`'s.
-type Counts = [CachePadded<AtomicU64>; 4];
+type Counts = [CachePadded<AtomicU64>; Phase::COUNT];
 
 /// A barrier for a fixed group of `n` threads that can also reduce a
 /// predicate over the group: CUDA's `__syncthreads()`, `__syncthreads_count`,
@@ -445,20 +446,20 @@ impl BlockBarrier {
     #[track_caller]
     #[inline]
     fn reduce(&self, call: SyncCall, arrive_and_wait: impl FnOnce() -> bool) -> Votes {
-        let k = usize::from(self.team.phase());
+        let k = self.team.phase();
         let add = call.vote();
         if add != 0 {
             // Relaxed: the arrival below (a Release RMW) carries the add.
-            self.counts[k].fetch_add(add, Ordering::Relaxed);
+            self.counts[k.index()].fetch_add(add, Ordering::Relaxed);
         }
         let leader = arrive_and_wait();
         // Relaxed: the wait's Acquire ordered every add of the phase before
         // this load, and the next clear comes after our next arrival.
-        let count = self.counts[k].load(Ordering::Relaxed);
+        let count = self.counts[k.index()].load(Ordering::Relaxed);
         if leader {
             // Relaxed: the barrier orders the clear after every read of phase
             // k - 2 and before every add of phase k + 2 (module docs).
-            self.counts[(k + 2) % 4].store(0, Ordering::Relaxed);
+            self.counts[k.plus(2).index()].store(0, Ordering::Relaxed);
         }
         Votes(count)
     }

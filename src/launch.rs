@@ -6,36 +6,19 @@
 //! leaves the block). A thread whose kernel panics poisons that barrier, so
 //! the others leave their `sync*` instead of hanging; once every thread has
 //! ended, `launch` re-raises the root cause: the first panic caught that is
-//! not itself a poisoned-barrier panic, with its payload.
+//! not a thread's quiet leave of the poisoned block, with its payload.
 //!
-//! # One report per root cause
-//!
-//! A `panic!` goes through the panic hook (which prints it) before it
-//! unwinds; [`std::panic::resume_unwind`] does not. So a thread that finds
-//! the block's barrier poisoned in a [`Block`]'s `sync*` does not panic: the
-//! sync runs under an `op::PoisonedQuietly` guard, where a poisoned-barrier panic
-//! becomes a `resume_unwind` of this module's private payload
-//! [`BlockPoisoned`]. (Only the block's own barrier is touched inside a
-//! `Block::sync*`, so no other barrier's panic is silenced.) The payload's
-//! type is what tells such a consequence from a root cause. The root cause
-//! went through the hook when it happened; `launch` re-raises it with
-//! `resume_unwind`, so it is reported once. Panics of the user's own
-//! barriers, and misuse of the block's barrier through [`Block::barrier`],
-//! are ordinary panics of the user's and are reported as usual. If no
-//! thread panicked of its own (someone called `block.barrier().poison()`),
-//! `launch` raises one ordinary panic saying so.
+//! Spawning is here; how the threads' panics are reported and which one
+//! `launch` re-raises is in `launch/root_cause.rs`.
 
-use crate::block::{BlockBarrier, BlockSeat, SyncCall, Votes};
-use crate::op::{self, PoisonedQuietly, POISONED};
+use crate::block::{BlockBarrier, BlockSeat};
+use crate::op::{self, PoisonedQuietly};
 use crate::sync::{AtomicU64, Ordering};
-use std::any::Any;
+use root_cause::Outcome;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 
-/// The payload with which a thread leaves a `Block::sync*` that found the
-/// block's barrier poisoned: a consequence of another thread's failure, not
-/// a root cause, and not reported.
-struct BlockPoisoned;
+mod root_cause;
 
 /// One thread's handle on its block, handed to the kernel by [`launch`]: the
 /// CPU form of `cooperative_groups::this_thread_block()`.
@@ -111,7 +94,8 @@ impl Block<'_> {
     #[track_caller]
     #[inline]
     pub fn sync(&self) {
-        self.sync_as(SyncCall::Sync);
+        let _quiet = self.leave_quietly();
+        self.seat.sync();
     }
 
     /// `__syncthreads_count(pred)`; see [`BlockBarrier::sync_count`].
@@ -130,7 +114,8 @@ impl Block<'_> {
     #[inline]
     #[must_use = "use `sync()` if the count is not needed"]
     pub fn sync_count(&self, pred: bool) -> usize {
-        self.sync_as(SyncCall::Count(pred)).count()
+        let _quiet = self.leave_quietly();
+        self.seat.sync_count(pred)
     }
 
     /// `__syncthreads_and(pred)`; see [`BlockBarrier::sync_and`].
@@ -149,7 +134,8 @@ impl Block<'_> {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_and(&self, pred: bool) -> bool {
-        self.sync_as(SyncCall::And(pred)).all()
+        let _quiet = self.leave_quietly();
+        self.seat.sync_and(pred)
     }
 
     /// `__syncthreads_or(pred)`; see [`BlockBarrier::sync_or`].
@@ -168,16 +154,16 @@ impl Block<'_> {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_or(&self, pred: bool) -> bool {
-        self.sync_as(SyncCall::Or(pred)).any()
+        let _quiet = self.leave_quietly();
+        self.seat.sync_or(pred)
     }
 
-    /// One sync through this thread's seat, leaving a poisoned block
-    /// quietly (module docs).
-    #[track_caller]
+    /// While the guard lives, a sync that finds the block poisoned leaves
+    /// it quietly (`launch/root_cause.rs`). A guard, not a closure, so that
+    /// `#[track_caller]` reaches the seat's sync.
     #[inline]
-    fn sync_as(&self, call: SyncCall) -> Votes {
-        let _quiet = PoisonedQuietly::new(|| Box::new(BlockPoisoned));
-        self.seat.sync_as(call)
+    fn leave_quietly(&self) -> PoisonedQuietly {
+        PoisonedQuietly::new(root_cause::block_poisoned)
     }
 
     /// The block's barrier, e.g. to hand to code written against
@@ -205,13 +191,6 @@ impl fmt::Debug for Block<'_> {
     }
 }
 
-/// How one thread's kernel ended.
-enum Outcome<R> {
-    Returned(R),
-    /// The kernel panicked; the number orders the panics as they were caught.
-    Panicked(u64, Box<dyn Any + Send>),
-}
-
 /// Runs `kernel` on `threads` threads forming one block, and returns their
 /// results in rank order: a CUDA kernel launch of one block, on CPU threads.
 ///
@@ -225,8 +204,9 @@ enum Outcome<R> {
 /// spawned. If a kernel panics, the block's barrier is poisoned, so the other
 /// threads unwind out of their `sync*` calls rather than hang; `launch` waits
 /// for every thread to end and then resumes the root cause: the first panic
-/// that is not itself a poisoned-barrier panic (or, if there is none, the
-/// first panic), with its original payload. The root cause is printed once,
+/// that is not another thread's unwinding out of a poisoned `sync*`, with
+/// its original payload (a panic of the user's own barrier inside the kernel
+/// is the user's, and may be that cause). The root cause is printed once,
 /// by the panic hook when it happens; the other threads' unwinding out of a
 /// poisoned `sync*` is not printed and does not reach the hook. If the only
 /// cause is a `block.barrier().poison()`, `launch` panics saying so.
@@ -314,32 +294,7 @@ where
     if let Some((rank, error)) = spawn_error {
         panic!("mbarrier: launch({threads}, _): could not spawn thread {rank}: {error}");
     }
-    let mut results = Vec::with_capacity(threads);
-    let mut root: Option<(bool, u64, Box<dyn Any + Send>)> = None;
-    for outcome in outcomes {
-        match outcome {
-            Outcome::Returned(r) => results.push(r),
-            Outcome::Panicked(order, payload) => {
-                let secondary = is_poisoned_panic(&*payload);
-                // Prefer a root cause over a poisoned-barrier panic, then the earliest.
-                if root
-                    .as_ref()
-                    .map_or(true, |&(s, o, _)| (secondary, order) < (s, o))
-                {
-                    root = Some((secondary, order, payload));
-                }
-            }
-        }
-    }
-    if let Some((_, _, payload)) = root {
-        drop(results);
-        if payload.is::<BlockPoisoned>() {
-            // Nobody panicked of their own: the barrier was poisoned by hand.
-            panic!("{POISONED} by poison() (seen by the block's sync)");
-        }
-        panic::resume_unwind(payload);
-    }
-    results
+    root_cause::results_or_resume(outcomes)
 }
 
 /// One thread of the block: runs the kernel, and on a panic poisons the
@@ -354,10 +309,4 @@ fn run<R>(block: &Block<'_>, kernel: &impl Fn(&Block<'_>) -> R, caught: &AtomicU
             Outcome::Panicked(order, payload)
         }
     }
-}
-
-/// Whether a panic payload is a thread's leaving of the poisoned block: a
-/// consequence of another thread's failure rather than a root cause.
-fn is_poisoned_panic(payload: &(dyn Any + Send)) -> bool {
-    payload.is::<BlockPoisoned>()
 }

@@ -140,6 +140,7 @@ mod completion;
 mod launch;
 mod op;
 mod park;
+mod phase;
 mod state;
 mod sync;
 mod team;

@@ -3,6 +3,7 @@
 //! mutated), and the misuse it can meet, with its panic message
 //! (`mbarrier: <operation>: <what was wrong, with the numbers>`).
 
+use crate::phase::Phase;
 use crate::state::{self, Poison, Snapshot};
 use crate::sync::thread_local;
 use std::any::Any;
@@ -85,7 +86,7 @@ pub(crate) enum Op<'a> {
     /// word the RMW reads, so a leave never waits for a phase to end.
     /// `quiet` and `name` as for `Combined`.
     LeaveAfter {
-        arrived_in: u8,
+        arrived_in: Phase,
         count: u32,
         quiet: bool,
         name: &'a dyn fmt::Display,

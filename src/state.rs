@@ -87,6 +87,7 @@
 //!    it continues the release sequences of the arrivals before it (2 holds
 //!    across it).
 
+use crate::phase::Phase;
 use crate::sync::{AtomicU64, Ordering};
 use std::fmt;
 
@@ -112,7 +113,7 @@ const EXPECTED_SHIFT: u32 = PENDING_SHIFT + COUNT_BITS;
 
 /// `phase`: bits 61..=62, the phase number modulo 4.
 const PHASE_SHIFT: u32 = EXPECTED_SHIFT + COUNT_BITS;
-const PHASE_BITS: u32 = 2;
+const PHASE_BITS: u32 = Phase::BITS;
 const PHASE_MASK: u64 = ((1 << PHASE_BITS) - 1) << PHASE_SHIFT;
 
 /// `PARKED`: bit 63, set by a thread about to park, cleared (with a wake-up of
@@ -168,7 +169,7 @@ impl Snapshot {
     /// The word that starts the next phase: phase + 1, pending = expected,
     /// tx = 0, `PARKED` cleared (the caller wakes the parked threads).
     pub(crate) fn next_phase(self) -> Snapshot {
-        let phase = ((self.0 & PHASE_MASK) + (1 << PHASE_SHIFT)) & PHASE_MASK;
+        let phase = self.phase().next().bits() << PHASE_SHIFT;
         let expected = self.expected() as u64;
         Snapshot(phase | (expected << PENDING_SHIFT) | (expected << EXPECTED_SHIFT))
     }
@@ -209,13 +210,13 @@ impl Snapshot {
     }
 
     /// The phase number modulo 4 (the phase bits the word keeps).
-    pub(crate) fn phase(self) -> u8 {
-        ((self.0 & PHASE_MASK) >> PHASE_SHIFT) as u8
+    pub(crate) fn phase(self) -> Phase {
+        Phase::new(((self.0 & PHASE_MASK) >> PHASE_SHIFT) as u8)
     }
 
     /// Parity of the current phase: `false` for even.
     pub(crate) fn parity(self) -> bool {
-        self.phase() & 1 == 1
+        self.phase().parity()
     }
 
     pub(crate) fn expected(self) -> u32 {
@@ -511,7 +512,7 @@ mod tests {
         let mut s = Snapshot::initial(MAX).with_parked();
         for i in 1..=9u8 {
             s = s.next_phase();
-            assert_eq!(s.phase(), i % 4);
+            assert_eq!(s.phase(), Phase::new(i));
             assert_eq!(s.parity(), i % 2 == 1);
             assert_eq!((s.pending(), s.expected(), s.tx()), (MAX, MAX, 0));
             assert!(!s.parked(), "next_phase clears PARKED");
@@ -533,12 +534,15 @@ mod tests {
             .with_parked();
         let c = s.completing();
         assert!(c.is_completing() && !c.poison_requested() && c.parked());
-        assert_eq!((c.phase(), c.expected(), c.pending(), c.tx()), (1, 3, 0, 0));
+        assert_eq!(
+            (c.phase().index(), c.expected(), c.pending(), c.tx()),
+            (1, 3, 0, 0)
+        );
         assert!(c.completing_poisoned().poison_requested());
         let p = c.poisoned(Poison::Completion);
         assert_eq!(p.poison(), Some(Poison::Completion));
         assert!(!p.is_completing() && !p.parked() && !p.is_retired());
-        assert_eq!((p.phase(), p.expected()), (1, 3));
+        assert_eq!((p.phase().index(), p.expected()), (1, 3));
         assert_eq!(s.poisoned(Poison::Call).poison(), Some(Poison::Call));
     }
 
@@ -580,7 +584,7 @@ mod tests {
         let s = state.load(Ordering::Relaxed);
         assert_eq!(
             (s.phase(), s.pending(), s.expected(), s.tx()),
-            (0, MAX - 2, MAX, -2)
+            (Phase::ZERO, MAX - 2, MAX, -2)
         );
         let completing = State::new(Snapshot::initial(2).completing());
         let before = completing.load(Ordering::Relaxed);

@@ -1,7 +1,8 @@
 //! The std ↔ loom ↔ shuttle switch.
 //!
-//! Nothing else in the crate names `std::sync::atomic`, `UnsafeCell`, spin hints,
-//! `yield_now` or thread-locals: everything goes through this module, so that
+//! Nothing else in the crate names `std::sync::atomic`, `UnsafeCell`, a
+//! `Mutex`, spin hints, `yield_now` or thread-locals: everything goes through
+//! this module, so that
 //! `--cfg loom` (model checking, see `loom-tests/`) and `--cfg shuttle`
 //! (randomized schedules) swap every primitive at once.
 //!
@@ -10,6 +11,7 @@
 #[cfg(not(any(loom, shuttle)))]
 pub(crate) use std::{
     sync::atomic::{AtomicBool, AtomicU64, Ordering},
+    sync::{Mutex, MutexGuard},
     thread_local,
 };
 
@@ -45,6 +47,7 @@ pub(crate) use loom_thread_local as thread_local;
 #[cfg(shuttle)]
 pub(crate) use shuttle::{
     sync::atomic::{AtomicBool, AtomicU64, Ordering},
+    sync::{Mutex, MutexGuard},
     thread_local,
 };
 

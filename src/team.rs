@@ -36,27 +36,11 @@
 //!
 //! # A node's word
 //!
-//! ```text
-//!  63    58 57 56 55     48 47     40 39          20 19           0
-//! +--------+-----+---------+---------+--------------+--------------+
-//! |  zero  |round| members | pending |    drops     |   arrivals   |
-//! +--------+-----+---------+---------+--------------+--------------+
-//! ```
-//!
-//! | field | meaning |
-//! |---|---|
-//! | `round` | the phase (mod 4) whose arrivals the node collects now |
-//! | `pending` | members (seats of a leaf, child nodes of an inner node) still owed in `round` |
-//! | `members` | members that take part in the rounds after `round` |
-//! | `arrivals`, `drops` | seats of this subtree that arrived / leave, so far in `round` |
-//!
-//! A member's *contribution* to round `r` carries `(a, d, leave)`: `a` seats
-//! arrived, `d` of them leave, and `leave` says that the member itself (a
-//! seat, or a child whose subtree emptied) stops being a member after `r`.
-//! At a node in round `r` it lowers `pending`, adds the sums and, if `leave`,
-//! lowers `members`; the contribution that brings `pending` to 0 re-arms the
-//! node in the same CAS (`round + 1`, `pending = members`, sums 0) and climbs
-//! with the round's sums and `leave = (members == 0)`. An empty node is never
+//! Each node counts down the members (seats of a leaf, child nodes of an
+//! inner node) still owed in its round, and sums the arrivals and drops of
+//! its subtree; the last contribution of a round re-arms the node for the
+//! next round in the same CAS and climbs with the sums. The word's layout
+//! and its transitions are in `team/tree.rs`. An empty node is never
 //! touched again: its parent no longer waits for it.
 //!
 //! # Leaving
@@ -164,6 +148,7 @@ use crate::barrier::ArriveAndWaitFuture;
 use crate::barrier::Barrier;
 use crate::completion::Completion;
 use crate::op::poisoned_panic;
+use crate::phase::Phase;
 use crate::sync::{AtomicU64, ClaimU64, Ordering};
 use crate::token::{ArrivalToken, BarrierWaitResult};
 use call::SeatCall;
@@ -187,7 +172,7 @@ mod seat;
 mod tree;
 
 pub use seat::Seat;
-use tree::{Node, NodeWord, MAX_FAN_IN, NO_PARENT};
+use tree::{Node, MAX_FAN_IN};
 
 /// A [`Barrier`] with a combining tree in front of its word, for many
 /// threads: its participants arrive through [`Seat`]s, and the word is
@@ -284,10 +269,29 @@ impl Team {
         Team::with_shape(seats, FAN_IN, FLAT)
     }
 
-    /// A team with a chosen tree shape: fan-in `fan_in` (`2 ..= 64`), flat
-    /// (no tree) if `seats <= flat`. For measuring the shape; the defaults
-    /// are [`Team::new`]'s.
-    #[doc(hidden)]
+    /// A team with a chosen tree shape: each node combines `fan_in`
+    /// members (`2 ..= 64`), and a team of at most `flat` seats has no tree
+    /// (its seats arrive on the word directly).
+    ///
+    /// The defaults of [`Team::new`] were measured on one machine (module
+    /// docs of `team.rs`); on a machine whose cores share caches otherwise,
+    /// sweep the shape with the benches and pick the fastest. The shape
+    /// changes only the cost of an arrival, never what a team does.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= Barrier::MAX` and `2 <= fan_in <= 64`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::with_shape(8, 2, 0); // a binary tree
+    /// std::thread::scope(|s| {
+    ///     for seat in team.seats() {
+    ///         s.spawn(move || seat.arrive_and_wait());
+    ///     }
+    /// });
+    /// ```
     #[track_caller]
     #[must_use]
     pub fn with_shape(seats: usize, fan_in: usize, flat: usize) -> Team {
@@ -334,7 +338,27 @@ impl<F: FnMut() + Send> Team<F> {
     }
 
     /// [`Team::with_completion`] with a chosen shape, as [`Team::with_shape`].
-    #[doc(hidden)]
+    ///
+    /// # Panics
+    ///
+    /// As [`Team::with_shape`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let phases = AtomicUsize::new(0);
+    /// let team = mbarrier::Team::with_completion_and_shape(4, || {
+    ///     phases.fetch_add(1, Ordering::Relaxed);
+    /// }, 2, 0);
+    /// let seats: Vec<_> = team.seats().collect();
+    /// for seat in &seats {
+    ///     drop(seat.arrive());
+    /// }
+    /// assert_eq!(phases.load(Ordering::Relaxed), 1);
+    /// # drop(seats);
+    /// ```
     #[track_caller]
     #[must_use]
     pub fn with_completion_and_shape(seats: usize, f: F, fan_in: usize, flat: usize) -> Team<F> {
@@ -355,31 +379,11 @@ impl<F> Team<F> {
             (2..=MAX_FAN_IN).contains(&fan_in),
             "mbarrier: Team::with_shape({seats}, {fan_in}, {flat}): the fan-in must be in 2 ..= {MAX_FAN_IN}"
         );
-        let mut nodes = Vec::new();
-        if seats > flat {
-            // Level by level: `below` members (seats, then nodes) per level.
-            let mut below = seats;
-            let mut start = 0;
-            loop {
-                let count = below.div_ceil(fan_in);
-                for j in 0..count {
-                    let members = fan_in.min(below - j * fan_in) as u32;
-                    nodes.push(CachePadded::new(Node {
-                        word: AtomicU64::new(NodeWord::new(0, members).0),
-                        parent: NO_PARENT,
-                    }));
-                }
-                if count == 1 {
-                    break;
-                }
-                let next = nodes.len();
-                for j in 0..count {
-                    nodes[start + j].parent = (next + j / fan_in) as u32;
-                }
-                start = next;
-                below = count;
-            }
-        }
+        let nodes = if seats > flat {
+            tree::build(seats, fan_in)
+        } else {
+            Vec::new()
+        };
         Team {
             barrier: CachePadded::new(barrier),
             nodes: nodes.into_boxed_slice(),
@@ -402,16 +406,14 @@ impl<F> Team<F> {
     }
 
     /// The team's heap bytes (tree and seat bitmap), for the memory table.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn heap_bytes(&self) -> usize {
+    #[cfg(test)]
+    fn heap_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.nodes) + std::mem::size_of_val(&*self.handed)
     }
 
     /// The number of tree nodes (0 for a flat team).
-    #[doc(hidden)]
-    #[must_use]
-    pub fn nodes(&self) -> usize {
+    #[cfg(test)]
+    fn nodes(&self) -> usize {
         self.nodes.len()
     }
 }
@@ -537,16 +539,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn node_word_round_trips_its_fields() {
-        let w = NodeWord::new(3, 64).with(17, 63, (1 << 20) - 1, 12345);
-        assert_eq!(
-            (w.round(), w.pending(), w.members(), w.arrivals(), w.drops()),
-            (3, 17, 63, (1 << 20) - 1, 12345)
-        );
-        assert_eq!(NodeWord::new(4, 2).round(), 0);
-    }
-
-    #[test]
     fn tree_shape_and_memory_table() {
         let line = std::mem::size_of::<CachePadded<Node>>();
         for (seats, nodes) in [
@@ -571,13 +563,5 @@ mod tests {
                 assert_eq!(Team::new(seats).heap_bytes(), heap, "{seats} seats");
             }
         }
-    }
-
-    #[test]
-    fn parents_point_one_level_up() {
-        let team = Team::with_shape(10, 2, 0);
-        // 5 leaves (0-4), then 3 (5-7), 2 (8-9) and the root (10).
-        let parents: Vec<u32> = team.nodes.iter().map(|n| n.parent).collect();
-        assert_eq!(parents, [5, 5, 6, 6, 7, 8, 8, 9, 10, 10, NO_PARENT]);
     }
 }

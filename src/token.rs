@@ -1,5 +1,6 @@
 //! What the barrier hands out: `ArrivalToken` and `BarrierWaitResult`.
 
+use crate::phase::Phase;
 use std::fmt;
 
 #[cfg(doc)]
@@ -25,7 +26,7 @@ use crate::Barrier;
 #[must_use = "an arrival token does nothing unless waited on; drop it explicitly if the wait is not needed"]
 pub struct ArrivalToken {
     /// The phase of the arrival, modulo the 4 phases the word keeps.
-    pub(crate) phase: u8,
+    pub(crate) phase: Phase,
     /// The barrier's address (debug builds only).
     #[cfg(debug_assertions)]
     pub(crate) barrier: usize,

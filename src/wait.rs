@@ -87,13 +87,6 @@ pub(crate) const YIELD_NANOS: u64 = 200_000;
 /// 20–140 µs when parking at once; unloaded, one yield takes 1–20 µs.
 pub(crate) const SLOW_YIELD_NANOS: u64 = 200_000;
 
-/// How long yielding stays off after a slow yield under the `Classic`
-/// policy (0.1.0's, kept for the benches). With 20 ms it was retried too
-/// often under load (0.1–1.3 ms per episode); with 1 s the retry costs one
-/// slow yield per second per waiting thread, but a run that starts under
-/// load keeps parking for a second after the load is gone (benches/RESULTS.md).
-pub(crate) const YIELD_OFF_NANOS: u64 = 1_000_000_000;
-
 /// Extra pause hints per still-owed arrival between two loads of the word,
 /// capped by [`MAX_EXTRA_PAUSES`]. 8 cut the 16-thread episode on 16 cores by
 /// about 15% (4.1 → 3.4 µs) and the 8-thread one by about 10%; the 2-thread
@@ -198,12 +191,9 @@ pub(crate) struct Waiter {
 impl Waiter {
     /// A wait for a phase of `participants` threads, until `deadline`.
     pub(crate) fn new(participants: u32, deadline: Option<Instant>) -> Waiter {
-        let mut policy = policy::current();
-        if policy == Policy::SpinOnly && deadline.is_some() {
-            policy = Policy::Adaptive; // diagnosis spins are unbounded
-        }
+        let policy = policy::current(deadline);
         Waiter {
-            may_spin: sync::MODEL || policy == Policy::SpinOnly || participants <= cores(),
+            may_spin: sync::MODEL || policy::spins_always(policy) || participants <= cores(),
             deadline,
             spun: false,
             policy,

@@ -6,6 +6,7 @@
 use super::{Arrival, Barrier};
 use crate::completion::{self, Completion};
 use crate::op::{Misuse, Op};
+use crate::phase::Phase;
 use crate::state::Snapshot;
 use crate::sync::Ordering;
 use crate::token::ArrivalToken;
@@ -43,7 +44,7 @@ impl<F: Completion> Barrier<F> {
     /// A token for `phase` without an arrival on the word: for an arrival
     /// that was counted elsewhere and reaches the word combined with others.
     #[inline]
-    pub(crate) fn token_for(&self, phase: u8) -> ArrivalToken {
+    pub(crate) fn token_for(&self, phase: Phase) -> ArrivalToken {
         self.token(Arrival {
             phase,
             completed: false,

@@ -12,6 +12,7 @@ use super::wait::Target;
 use super::Barrier;
 use crate::completion::Completion;
 use crate::park::TaskNode;
+use crate::phase::Phase;
 use crate::token::BarrierWaitResult;
 use std::fmt;
 use std::future::Future;
@@ -50,7 +51,7 @@ use std::task::{Context, Poll};
 #[must_use = "futures do nothing unless polled; the arrival already happened"]
 pub struct WaitFuture<'a, F = ()> {
     barrier: &'a Barrier<F>,
-    phase: u8,
+    phase: Phase,
     node: TaskNode,
 }
 
@@ -110,7 +111,7 @@ pub struct ArriveAndWaitFuture<'a, F = ()> {
     barrier: &'a Barrier<F>,
     /// The operation, for panic messages.
     op: &'static str,
-    phase: u8,
+    phase: Phase,
     leader: bool,
     node: TaskNode,
 }
@@ -124,7 +125,7 @@ static_assertions::assert_impl_all!(ParityWaitFuture<'static>: Send, Sync, fmt::
 static_assertions::assert_impl_all!(ArriveAndWaitFuture<'static>: Send, Sync, fmt::Debug);
 
 impl<'a, F: Completion> WaitFuture<'a, F> {
-    pub(crate) fn new(barrier: &'a Barrier<F>, phase: u8) -> Self {
+    pub(crate) fn new(barrier: &'a Barrier<F>, phase: Phase) -> Self {
         WaitFuture {
             barrier,
             phase,
@@ -150,7 +151,7 @@ impl<'a, F: Completion> ArriveAndWaitFuture<'a, F> {
     pub(crate) fn arrived(
         barrier: &'a Barrier<F>,
         op: &'static str,
-        phase: u8,
+        phase: Phase,
         completed: bool,
     ) -> Self {
         ArriveAndWaitFuture {

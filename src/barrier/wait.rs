@@ -5,6 +5,7 @@
 use super::Barrier;
 use crate::completion::{self, Completion};
 use crate::op::poisoned_panic;
+use crate::phase::Phase;
 use crate::state::Snapshot;
 use crate::sync::Ordering;
 use crate::token::ArrivalToken;
@@ -17,9 +18,9 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Target {
     /// The phase (mod 4) of a token: done once the word is in another phase.
-    Token(u8),
+    Token(Phase),
     /// The phase (mod 4) of an arrival just made, as `Token`.
-    Arrival(u8),
+    Arrival(Phase),
     /// The phase of this parity: done once the current parity differs.
     Parity(bool),
 }

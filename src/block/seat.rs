@@ -171,10 +171,10 @@ impl Drop for BlockSeat<'_> {
         if self.block.team.is_poisoned() {
             return;
         }
-        let k = usize::from(self.seat.next_phase());
+        let k = self.seat.next_phase();
         // Relaxed: ordered by this seat's last wait and its leave's
         // arrival, as the leader's clear is (module docs).
-        self.block.counts[(k + 2) % 4].store(0, Ordering::Relaxed);
+        self.block.counts[k.plus(2).index()].store(0, Ordering::Relaxed);
     }
 }
 

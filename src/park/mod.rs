@@ -11,8 +11,10 @@
 //!   even after the barrier is gone.
 //!
 //! The real backend is `parking_lot_core` (a global hash table of queues, so a
-//! barrier costs no memory for parking); under `--cfg loom` / `--cfg shuttle`
-//! a `Mutex` + `Condvar` of the model checker stands in for it.
+//! barrier costs no memory for parking; `parking_lot.rs`); under `--cfg loom`
+//! a lock and queue of loom atomics and `thread::park` (`model_loom.rs`), and
+//! under `--cfg shuttle` a shuttle `Mutex` + `Condvar` (`model_shuttle.rs`),
+//! stand in for it.
 //!
 //! Tasks (async waits) wait in [`tasks`], a table with the same contract keyed
 //! by the same address; [`crate::wait::wake`] wakes both.
@@ -22,10 +24,15 @@ mod parking_lot;
 #[cfg(not(any(loom, shuttle)))]
 pub(crate) use self::parking_lot::{park, unpark_all};
 
-#[cfg(any(loom, shuttle))]
-mod model;
-#[cfg(any(loom, shuttle))]
-pub(crate) use self::model::{park, unpark_all};
+#[cfg(loom)]
+mod model_loom;
+#[cfg(loom)]
+pub(crate) use self::model_loom::{park, unpark_all};
+
+#[cfg(shuttle)]
+mod model_shuttle;
+#[cfg(shuttle)]
+pub(crate) use self::model_shuttle::{park, unpark_all};
 
 mod tasks;
 pub(crate) use self::tasks::{wake_all as wake_tasks, TaskNode};

@@ -33,10 +33,12 @@
 //! memory is reused.
 //!
 //! Under `--cfg loom` the lock is the parking model's lock (loom atomics and
-//! `thread::park`, see `model.rs` for why not loom's `Mutex`) and the table has
+//! `thread::park`, see `model_loom.rs` for why not loom's `Mutex`) and the table has
 //! one bucket; under `--cfg shuttle` a shuttle `Mutex`, one bucket.
 
 use crate::sync::{AtomicBool, Ordering, UnsafeCell};
+#[cfg(not(loom))]
+use crate::sync::{Mutex, MutexGuard};
 use std::any::Any;
 use std::marker::PhantomPinned;
 use std::panic::{self, AssertUnwindSafe};
@@ -424,35 +426,26 @@ pub(crate) fn wake_all(key: usize) {
     }
 }
 
-/// The bucket lock: std's `Mutex` (futex-based, `const`) in normal builds.
-/// Nothing that can panic runs under it, so it is never poisoned; a poisoned
-/// one would still hold a consistent list.
-#[cfg(not(any(loom, shuttle)))]
-struct Lock(std::sync::Mutex<()>);
+/// The bucket lock: std's `Mutex` (futex-based, `const`) in normal builds,
+/// shuttle's under `--cfg shuttle` (`sync::Mutex`). Nothing that can panic
+/// runs under it, so it is never poisoned; a poisoned one would still hold a
+/// consistent list.
+#[cfg(not(loom))]
+struct Lock(Mutex<()>);
 
-#[cfg(not(any(loom, shuttle)))]
+#[cfg(not(loom))]
 impl Lock {
+    #[cfg(not(shuttle))]
     const fn new() -> Lock {
-        Lock(std::sync::Mutex::new(()))
+        Lock(Mutex::new(()))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-#[cfg(shuttle)]
-struct Lock(shuttle::sync::Mutex<()>);
-
-#[cfg(shuttle)]
-impl Lock {
+    #[cfg(shuttle)]
     fn new() -> Lock {
-        Lock(shuttle::sync::Mutex::new(()))
+        Lock(Mutex::new(()))
     }
 
-    fn lock(&self) -> shuttle::sync::MutexGuard<'_, ()> {
+    fn lock(&self) -> MutexGuard<'_, ()> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -461,10 +454,10 @@ impl Lock {
 
 /// Under loom: the parking model's lock, unlocked by a guard.
 #[cfg(loom)]
-struct Lock(super::model::Lock);
+struct Lock(super::model_loom::Lock);
 
 #[cfg(loom)]
-struct Guard<'a>(&'a super::model::Lock);
+struct Guard<'a>(&'a super::model_loom::Lock);
 
 #[cfg(loom)]
 impl Drop for Guard<'_> {
@@ -476,7 +469,7 @@ impl Drop for Guard<'_> {
 #[cfg(loom)]
 impl Lock {
     fn new() -> Lock {
-        Lock(super::model::Lock::new())
+        Lock(super::model_loom::Lock::new())
     }
 
     fn lock(&self) -> Guard<'_> {

@@ -3,6 +3,7 @@
 //! (`Op::Combined`, `Op::LeaveAfter`), and this is its name.
 
 use crate::op::Op;
+use crate::phase::Phase;
 use std::fmt;
 
 /// The seat operation a user called, for the messages.
@@ -31,7 +32,7 @@ impl SeatCall {
 
     /// `count` seats leaving after their last arrival in `arrived_in` (a
     /// flat team's one seat, or a tree's round of leavers only).
-    pub(crate) fn leave_after(&self, arrived_in: u8, count: u32, quiet: bool) -> Op<'_> {
+    pub(crate) fn leave_after(&self, arrived_in: Phase, count: u32, quiet: bool) -> Op<'_> {
         Op::LeaveAfter {
             arrived_in,
             count,

@@ -6,6 +6,7 @@
 use super::Team;
 use crate::barrier::{ParityWaitFuture, WaitFuture};
 use crate::completion::Completion;
+use crate::phase::Phase;
 use crate::token::ArrivalToken;
 #[cfg(doc)]
 use crate::Barrier;
@@ -302,7 +303,7 @@ impl<F: Completion> Team<F> {
 
     /// The current phase modulo 4 (`Relaxed`); see `Barrier::phase`.
     #[inline]
-    pub(crate) fn phase(&self) -> u8 {
+    pub(crate) fn phase(&self) -> Phase {
         self.barrier.phase()
     }
 }

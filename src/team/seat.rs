@@ -34,7 +34,7 @@ pub struct Seat<'a, F: Completion = ()> {
     pub(super) rank: u32,
     /// The phase (mod 4) of this seat's last arrival; 3 ("phase -1") before
     /// the first (phase 0 cannot complete before every seat arrived once).
-    pub(super) last: Cell<u8>,
+    pub(super) last: Cell<Phase>,
 }
 
 // Like a `Barrier`, a seat is safe to use across `catch_unwind`: its
@@ -48,13 +48,13 @@ impl<'a, F: Completion> Seat<'a, F> {
         Seat {
             team,
             rank: rank as u32,
-            last: Cell::new(3),
+            last: Cell::new(Phase::BEFORE_ZERO),
         }
     }
 
     /// The phase (mod 4) of this seat's next arrival (or leave).
-    pub(crate) fn next_phase(&self) -> u8 {
-        (self.last.get() + 1) & 3
+    pub(crate) fn next_phase(&self) -> Phase {
+        self.last.get().next()
     }
 
     /// This seat's rank, `0 .. seat_count()`.
@@ -223,7 +223,7 @@ impl<F: Completion> Seat<'_, F> {
     /// poisoned team; waits out the completion window of the last phase.
     #[track_caller]
     #[inline]
-    pub(super) fn enter(&self, call: SeatCall) -> u8 {
+    pub(super) fn enter(&self, call: SeatCall) -> Phase {
         let barrier = &self.team.barrier;
         let last = self.last.get();
         // Acquire: this arrival's node CAS must happen-after the re-arm of
@@ -234,7 +234,7 @@ impl<F: Completion> Seat<'_, F> {
                 poisoned_panic(call, s);
             }
             if s.phase() != last {
-                debug_assert_eq!(s.phase(), (last + 1) & 3);
+                debug_assert_eq!(s.phase(), last.next());
                 return s.phase();
             }
             if s.is_completing() {
@@ -256,7 +256,7 @@ impl<F: Completion> Seat<'_, F> {
     /// The completion window of phase `last`: waits for the next phase.
     #[cold]
     #[track_caller]
-    pub(super) fn wait_next_phase(&self, call: SeatCall, last: u8) {
+    pub(super) fn wait_next_phase(&self, call: SeatCall, last: Phase) {
         let barrier = &self.team.barrier;
         barrier.check_not_in_completion(&call);
         barrier.wait_until(|s| (s.phase() != last || s.poison().is_some()).then_some(()));
@@ -289,7 +289,7 @@ impl<F: Completion> Seat<'_, F> {
     #[inline]
     pub(super) fn contribute(
         &self,
-        round: u8,
+        round: Phase,
         c: Contribution,
         call: SeatCall,
         quiet: bool,
@@ -324,7 +324,7 @@ impl<F: Completion> Seat<'_, F> {
             drops: 1,
             leave: true,
         };
-        let _ = self.contribute((last + 1) & 3, c, call, quiet);
+        let _ = self.contribute(last.next(), c, call, quiet);
     }
 }
 

@@ -1,39 +1,115 @@
-//! The combining tree of a [`Team`]: node words, nodes, and the climb
-//! from a leaf to the root (the design and its proof are in `team.rs`).
+//! The combining tree of a [`Team`]: the node word, its transitions, the
+//! nodes, and the climb from a leaf to the root (the design, leaving and the
+//! ordering proof are in `team.rs`).
+//!
+//! # A node's word
+//!
+//! ```text
+//!  63    58 57 56 55     48 47     40 39          20 19           0
+//! +--------+-----+---------+---------+--------------+--------------+
+//! |  zero  |round| members | pending |    drops     |   arrivals   |
+//! +--------+-----+---------+---------+--------------+--------------+
+//!             2       8         8           20             20      bits
+//! ```
+//!
+//! | field | range | meaning |
+//! |---|---|---|
+//! | `round` | a [`Phase`] | the phase whose arrivals the node collects now |
+//! | `pending` | `0 ..= members` | members (seats of a leaf, child nodes of an inner node) still owed in `round` |
+//! | `members` | `0 ..= MAX_FAN_IN` | members that take part in the rounds after `round` |
+//! | `arrivals`, `drops` | `0 ..= Barrier::MAX` | seats of this subtree that arrived / leave, so far in `round` |
+//!
+//! A member's *contribution* to round `r` carries `(a, d, leave)`: `a` seats
+//! arrived, `d` of them leave, and `leave` says that the member itself (a
+//! seat, or a child whose subtree emptied) stops being a member after `r`.
+//! The word's transitions, each a pure function of [`NodeWord`] that one CAS
+//! stores ([`Node::contribute`]):
+//!
+//! - [`count`](NodeWord::count): in round `r`, lower `pending`, add the
+//!   sums and, if `leave`, lower `members`;
+//! - [`rearm`](NodeWord::rearm): the contribution that brings `pending` to
+//!   0 re-arms the node in the same CAS (`round + 1`, `pending = members`,
+//!   sums 0) and climbs with the round's sums and `leave = (members == 0)`;
+//! - [`fold`](NodeWord::fold): a leaver's early contribution to round
+//!   `r + 1` that finds the node still in round `r` is folded into it
+//!   (`team.rs`, "Leaving").
+//!
+//! An empty node is never touched again: its parent no longer waits for it.
 
 use super::*;
+use crate::phase::Phase;
 
-/// Largest fan-in: `pending` and `members` are 8-bit fields.
+/// Width of `arrivals` and `drops`: they count seats, up to `Barrier::MAX`.
+const SUM_BITS: u32 = 20;
+/// Width of `pending` and `members`: they count members, up to [`MAX_FAN_IN`].
+const COUNT_BITS: u32 = 8;
+
+const ARRIVALS_SHIFT: u32 = 0;
+const DROPS_SHIFT: u32 = ARRIVALS_SHIFT + SUM_BITS;
+const PENDING_SHIFT: u32 = DROPS_SHIFT + SUM_BITS;
+const MEMBERS_SHIFT: u32 = PENDING_SHIFT + COUNT_BITS;
+const ROUND_SHIFT: u32 = MEMBERS_SHIFT + COUNT_BITS;
+
+const SUM_MASK: u64 = (1 << SUM_BITS) - 1;
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+const ROUND_MASK: u64 = (1 << Phase::BITS) - 1;
+
+/// Largest fan-in: what `pending` and `members` can count.
 pub(super) const MAX_FAN_IN: usize = 64;
-
-pub(super) const ARRIVALS_SHIFT: u32 = 0;
-pub(super) const DROPS_SHIFT: u32 = 20;
-pub(super) const SUM_MASK: u64 = (1 << 20) - 1;
-pub(super) const PENDING_SHIFT: u32 = 40;
-pub(super) const MEMBERS_SHIFT: u32 = 48;
-pub(super) const COUNT_MASK: u64 = 0xff;
-pub(super) const ROUND_SHIFT: u32 = 56;
-pub(super) const ROUND_MASK: u64 = 3;
 /// The root has no parent.
 pub(super) const NO_PARENT: u32 = u32::MAX;
 
+// The fields fit the word and do not overlap, and hold what they count.
+static_assertions::const_assert!(ROUND_SHIFT + Phase::BITS <= 64);
+static_assertions::const_assert_eq!(
+    ((SUM_MASK << ARRIVALS_SHIFT)
+        | (SUM_MASK << DROPS_SHIFT)
+        | (COUNT_MASK << PENDING_SHIFT)
+        | (COUNT_MASK << MEMBERS_SHIFT)
+        | (ROUND_MASK << ROUND_SHIFT))
+        .count_ones(),
+    2 * SUM_BITS + 2 * COUNT_BITS + Phase::BITS
+);
 static_assertions::const_assert!(crate::state::MAX as u64 <= SUM_MASK);
 static_assertions::const_assert!(MAX_FAN_IN as u64 <= COUNT_MASK);
 
 /// A decoded node word (module docs).
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) struct NodeWord(pub(super) u64);
+pub(super) struct NodeWord(u64);
+
+impl fmt::Debug for NodeWord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NodeWord")
+            .field("round", &self.round())
+            .field("pending", &self.pending())
+            .field("members", &self.members())
+            .field("arrivals", &self.arrivals())
+            .field("drops", &self.drops())
+            .finish()
+    }
+}
+
+/// What a member hands to its node for one round (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Contribution {
+    pub(super) arrivals: u32,
+    pub(super) drops: u32,
+    /// The member stops being a member after this round.
+    pub(super) leave: bool,
+}
 
 impl NodeWord {
-    pub(super) fn new(round: u8, members: u32) -> NodeWord {
+    /// The word of a node collecting `round`, owed by all of its `members`.
+    pub(super) fn new(round: Phase, members: u32) -> NodeWord {
         NodeWord(
-            (u64::from(round & 3) << ROUND_SHIFT)
+            (round.bits() << ROUND_SHIFT)
                 | (u64::from(members) << MEMBERS_SHIFT)
                 | (u64::from(members) << PENDING_SHIFT),
         )
     }
-    pub(super) fn round(self) -> u8 {
-        ((self.0 >> ROUND_SHIFT) & ROUND_MASK) as u8
+
+    pub(super) fn round(self) -> Phase {
+        Phase::new(((self.0 >> ROUND_SHIFT) & ROUND_MASK) as u8)
     }
     pub(super) fn members(self) -> u32 {
         ((self.0 >> MEMBERS_SHIFT) & COUNT_MASK) as u32
@@ -47,90 +123,155 @@ impl NodeWord {
     pub(super) fn drops(self) -> u32 {
         ((self.0 >> DROPS_SHIFT) & SUM_MASK) as u32
     }
-    pub(super) fn with(self, pending: u32, members: u32, arrivals: u32, drops: u32) -> NodeWord {
+
+    /// The same round with these counts.
+    fn with(self, pending: u32, members: u32, arrivals: u32, drops: u32) -> NodeWord {
         debug_assert!(pending <= members + 1 && u64::from(members) <= COUNT_MASK);
         debug_assert!(u64::from(arrivals) <= SUM_MASK && u64::from(drops) <= SUM_MASK);
         NodeWord(
-            (u64::from(self.round()) << ROUND_SHIFT)
+            (self.round().bits() << ROUND_SHIFT)
                 | (u64::from(members) << MEMBERS_SHIFT)
                 | (u64::from(pending) << PENDING_SHIFT)
                 | (u64::from(drops) << DROPS_SHIFT)
                 | (u64::from(arrivals) << ARRIVALS_SHIFT),
         )
     }
+
+    /// The word after contribution `c` to `round`, and the sums to climb
+    /// with if `c` completed the round there.
+    pub(super) fn contribute(
+        self,
+        round: Phase,
+        c: Contribution,
+    ) -> (NodeWord, Option<Contribution>) {
+        if self.round() == round {
+            self.count(c)
+        } else {
+            (self.fold(round, c), None)
+        }
+    }
+
+    /// `c` in the running round: one member fewer owed; the last one re-arms.
+    fn count(self, c: Contribution) -> (NodeWord, Option<Contribution>) {
+        let pending = self.pending() - 1;
+        let counted = self.with(
+            pending,
+            self.members() - u32::from(c.leave),
+            self.arrivals() + c.arrivals,
+            self.drops() + c.drops,
+        );
+        if pending == 0 {
+            let (word, sums) = counted.rearm();
+            (word, Some(sums))
+        } else {
+            (counted, None)
+        }
+    }
+
+    /// A round with nothing owed any more: the next round, owed by every
+    /// member still there, and the round's sums for the parent (the node
+    /// leaves it once it has no members).
+    fn rearm(self) -> (NodeWord, Contribution) {
+        debug_assert_eq!(self.pending(), 0);
+        let sums = Contribution {
+            arrivals: self.arrivals(),
+            drops: self.drops(),
+            leave: self.members() == 0,
+        };
+        (NodeWord::new(self.round().next(), self.members()), sums)
+    }
+
+    /// A leaver's contribution `c` to `round` that finds the node still in
+    /// the round before: folded into that round (its arrival is in there,
+    /// so nothing more is owed; it leaves and counts as a drop).
+    fn fold(self, round: Phase, c: Contribution) -> NodeWord {
+        debug_assert_eq!(self.round(), round.prev());
+        debug_assert!(c.leave && c.arrivals == c.drops);
+        self.with(
+            self.pending(),
+            self.members() - 1,
+            self.arrivals(),
+            self.drops() + c.drops,
+        )
+    }
 }
 
 /// One countdown of the tree, on its own cache line.
 pub(super) struct Node {
-    pub(super) word: AtomicU64,
+    word: AtomicU64,
     /// Index of the parent node, or [`NO_PARENT`] for the root.
     pub(super) parent: u32,
 }
 
-/// What a member hands to its node for one round (module docs).
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Contribution {
-    pub(super) arrivals: u32,
-    pub(super) drops: u32,
-    /// The member stops being a member after this round.
-    pub(super) leave: bool,
+impl Node {
+    fn new(members: u32) -> Node {
+        Node {
+            word: AtomicU64::new(NodeWord::new(Phase::ZERO, members).0),
+            parent: NO_PARENT,
+        }
+    }
+
+    /// Contributes `c` to `round` with one CAS (retried from the word it
+    /// found); the sums to climb with if that completed the round.
+    #[inline]
+    fn contribute(&self, round: Phase, c: Contribution) -> Option<Contribution> {
+        // Relaxed: seeds the CAS loop; the CAS carries the ordering.
+        let mut cur = NodeWord(self.word.load(Ordering::Relaxed));
+        loop {
+            let (new, completed) = cur.contribute(round, c);
+            // AcqRel: Acquire takes every earlier contribution's writes
+            // along; Release hands ours (and those) to the climber (team.rs,
+            // memory ordering, point 1).
+            match self
+                .word
+                .compare_exchange_weak(cur.0, new.0, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return completed,
+                Err(found) => cur = NodeWord(found),
+            }
+        }
+    }
+}
+
+/// The tree for `seats` seats with fan-in `fan_in`, level by level, leaves
+/// first and the root last: seat `r` belongs to leaf `r / fan_in`, and every
+/// `fan_in` nodes of a level have a parent on the next level.
+pub(super) fn build(seats: usize, fan_in: usize) -> Vec<CachePadded<Node>> {
+    let mut nodes = Vec::new();
+    // `below` members (seats, then nodes) per level.
+    let mut below = seats;
+    let mut start = 0;
+    loop {
+        let count = below.div_ceil(fan_in);
+        for j in 0..count {
+            let members = fan_in.min(below - j * fan_in) as u32;
+            nodes.push(CachePadded::new(Node::new(members)));
+        }
+        if count == 1 {
+            return nodes;
+        }
+        let next = nodes.len();
+        for j in 0..count {
+            nodes[start + j].parent = (next + j / fan_in) as u32;
+        }
+        start = next;
+        below = count;
+    }
 }
 
 impl<F: Completion> Team<F> {
-    /// Contributes `c` to round `round` at `node` and climbs while it
-    /// completes rounds; returns the root's sums if it completed the root's.
+    /// Contributes `c` to `round` at `node` and climbs while it completes
+    /// rounds; returns the root's sums if it completed the root's.
     #[inline]
     pub(super) fn climb(
         &self,
         mut node: u32,
-        round: u8,
+        round: Phase,
         mut c: Contribution,
     ) -> Option<Contribution> {
         loop {
             let n = &self.nodes[node as usize];
-            // Relaxed: seeds the CAS loop; the CAS carries the ordering.
-            let mut cur = NodeWord(n.word.load(Ordering::Relaxed));
-            let completed = loop {
-                let (new, completed) = if cur.round() == round {
-                    let pending = cur.pending() - 1;
-                    let members = cur.members() - u32::from(c.leave);
-                    let arrivals = cur.arrivals() + c.arrivals;
-                    let drops = cur.drops() + c.drops;
-                    if pending == 0 {
-                        let done = Contribution {
-                            arrivals,
-                            drops,
-                            leave: members == 0,
-                        };
-                        (NodeWord::new(round.wrapping_add(1), members), Some(done))
-                    } else {
-                        (cur.with(pending, members, arrivals, drops), None)
-                    }
-                } else {
-                    // Folded into the previous round (module docs, "Leaving").
-                    debug_assert_eq!(cur.round(), round.wrapping_sub(1) & 3);
-                    debug_assert!(c.leave && c.arrivals == c.drops);
-                    let new = cur.with(
-                        cur.pending(),
-                        cur.members() - 1,
-                        cur.arrivals(),
-                        cur.drops() + c.drops,
-                    );
-                    (new, None)
-                };
-                // AcqRel: Acquire takes every earlier contribution's writes
-                // along; Release hands ours (and those) to the climber (point 1).
-                match n.word.compare_exchange_weak(
-                    cur.0,
-                    new.0,
-                    Ordering::AcqRel,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => break completed,
-                    Err(found) => cur = NodeWord(found),
-                }
-            };
-            c = completed?;
+            c = n.contribute(round, c)?;
             if n.parent == NO_PARENT {
                 return Some(c);
             }
@@ -143,22 +284,94 @@ impl<F: Completion> Team<F> {
     #[inline]
     pub(super) fn arrive_root(
         &self,
-        round: u8,
+        round: Phase,
         sums: Contribution,
         call: SeatCall,
         quiet: bool,
     ) -> (ArrivalToken, bool) {
         let op = if sums.arrivals == sums.drops {
             // A round of leavers only, which may be early: every seat left
-            // while phase `round - 1` was still running (module docs,
+            // while phase `round - 1` was still running (team.rs,
             // "Leaving"). The word decides, in the RMW: drops folded into
             // that phase if it still runs, arrivals and drops of `round`
             // otherwise. Never a wait (the last leaver may be the thread
             // that would end phase `round - 1`, e.g. by `complete_tx`).
-            call.leave_after(round.wrapping_sub(1) & 3, sums.drops, quiet)
+            call.leave_after(round.prev(), sums.drops, quiet)
         } else {
             call.combined(sums.arrivals, sums.drops, 0, quiet)
         };
         self.barrier.arrive_combined(op)
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    const ONE: Contribution = Contribution {
+        arrivals: 1,
+        drops: 0,
+        leave: false,
+    };
+    const LEAVER: Contribution = Contribution {
+        arrivals: 1,
+        drops: 1,
+        leave: true,
+    };
+
+    #[test]
+    fn node_word_round_trips_its_fields_at_their_limits() {
+        let w = NodeWord::new(Phase::new(3), 64).with(17, 63, (1 << 20) - 1, 12345);
+        assert_eq!(
+            (w.round(), w.pending(), w.members(), w.arrivals(), w.drops()),
+            (Phase::new(3), 17, 63, (1 << 20) - 1, 12345)
+        );
+        assert_eq!(NodeWord::new(Phase::new(3).next(), 2).round(), Phase::ZERO);
+    }
+
+    #[test]
+    fn count_lowers_pending_and_the_last_contribution_rearms() {
+        let w = NodeWord::new(Phase::new(1), 2);
+        let (w, up) = w.contribute(Phase::new(1), ONE);
+        assert_eq!(up, None);
+        assert_eq!((w.pending(), w.members(), w.arrivals()), (1, 2, 1));
+        let (w, up) = w.contribute(Phase::new(1), LEAVER);
+        assert_eq!(
+            up,
+            Some(Contribution {
+                arrivals: 2,
+                drops: 1,
+                leave: false,
+            })
+        );
+        // Re-armed for round 2, owed by the one member left, sums cleared.
+        assert_eq!(w, NodeWord::new(Phase::new(2), 1));
+    }
+
+    #[test]
+    fn a_node_whose_members_all_left_climbs_as_a_leaver() {
+        let (w, up) = NodeWord::new(Phase::ZERO, 1).contribute(Phase::ZERO, LEAVER);
+        assert_eq!(up, Some(LEAVER));
+        assert_eq!((w.round(), w.pending(), w.members()), (Phase::new(1), 0, 0));
+    }
+
+    #[test]
+    fn an_early_leave_folds_into_the_running_round() {
+        // Round 3 still owes one member; a member that arrived in it leaves
+        // early (its contribution is to round 0).
+        let w = NodeWord::new(Phase::new(3), 2).with(1, 2, 1, 0);
+        let (w, up) = w.contribute(Phase::ZERO, LEAVER);
+        assert_eq!(up, None);
+        assert_eq!(
+            (w.round(), w.pending(), w.members(), w.arrivals(), w.drops()),
+            (Phase::new(3), 1, 1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn parents_point_one_level_up() {
+        // 5 leaves (0-4), then 3 (5-7), 2 (8-9) and the root (10).
+        let parents: Vec<u32> = build(10, 2).iter().map(|n| n.parent).collect();
+        assert_eq!(parents, [5, 5, 6, 6, 7, 8, 8, 9, 10, 10, NO_PARENT]);
     }
 }

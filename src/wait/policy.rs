@@ -25,7 +25,7 @@
 //! [`SPIN_NANOS`]: super::SPIN_NANOS
 //! [`SLOW_YIELD_NANOS`]: super::SLOW_YIELD_NANOS
 
-use super::{SPIN_NANOS, YIELD_OFF_NANOS};
+use super::SPIN_NANOS;
 use crate::sync::{self, Ordering};
 use std::cell::Cell;
 use std::sync::OnceLock;
@@ -49,19 +49,30 @@ pub(crate) const MIN_YIELD_OFF_NANOS: u64 = 4_000_000;
 /// per 128 ms (about 2% of a waiting thread's time).
 pub(crate) const MAX_YIELD_OFF_NANOS: u64 = 128_000_000;
 
-/// Which policy the waits use. Only the benches switch it (feature `bench`).
+/// How long yielding stays off after a slow yield under the `Classic`
+/// policy (the first release's, kept for the benches): long enough that a
+/// loaded machine is not probed too often, but so long that a run that
+/// starts under load keeps parking after the load is gone, which is why the
+/// adaptive backoff replaced it (benches/RESULTS.md, "The wait policy").
+#[cfg(feature = "bench")]
+const YIELD_OFF_NANOS: u64 = 1_000_000_000;
+
+/// Which policy the waits use: the adaptive one, and with the feature
+/// `bench` the others that the benches compare it with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(not(feature = "bench"), allow(dead_code))]
 pub enum Policy {
-    /// 0.1.0's: spin 10 µs, yield 200 µs, and after a slow yield no
-    /// yielding for a second, process-wide.
+    /// The first release's: a fixed spin and yield budget, and after a
+    /// slow yield no yielding for a second, process-wide.
+    #[cfg(feature = "bench")]
     Classic,
     /// The default: the hints of this module.
     Adaptive,
     /// Diagnosis only: spin until the wait ends (never yield or park).
+    #[cfg(feature = "bench")]
     SpinOnly,
     /// For comparison: the adaptive spin, but slow yields never turn
     /// yielding off.
+    #[cfg(feature = "bench")]
     NoYieldBackoff,
 }
 
@@ -75,20 +86,33 @@ pub fn set_policy(p: Policy) {
     POLICY.store(p as u8, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// The policy of a wait starting now.
+/// The policy of a wait starting now, with or without a `deadline`.
 #[inline]
-pub(crate) fn current() -> Policy {
+pub(crate) fn current(deadline: Option<Instant>) -> Policy {
     #[cfg(feature = "bench")]
     {
         // Relaxed: as in `set_policy`.
         match POLICY.load(std::sync::atomic::Ordering::Relaxed) {
             0 => return Policy::Classic,
-            2 => return Policy::SpinOnly,
+            // Diagnosis spins are unbounded: not for a timed wait.
+            2 if deadline.is_none() => return Policy::SpinOnly,
             3 => return Policy::NoYieldBackoff,
             _ => {}
         }
     }
+    let _ = deadline;
     Policy::Adaptive
+}
+
+/// Whether `policy` spins whatever the number of cores.
+#[inline]
+pub(crate) fn spins_always(policy: Policy) -> bool {
+    #[cfg(feature = "bench")]
+    if policy == Policy::SpinOnly {
+        return true;
+    }
+    let _ = policy;
+    false
 }
 
 sync::thread_local! {
@@ -123,9 +147,11 @@ fn min_spin() -> u32 {
 pub(crate) fn spin_budget(policy: Policy) -> u32 {
     match policy {
         _ if sync::MODEL => 1,
+        #[cfg(feature = "bench")]
         Policy::Classic => full_spin(),
+        #[cfg(feature = "bench")]
         Policy::SpinOnly => u32::MAX,
-        Policy::Adaptive | Policy::NoYieldBackoff => SPIN_BUDGET.with(|b| match b.get() {
+        _ => SPIN_BUDGET.with(|b| match b.get() {
             0 => full_spin(),
             budget => budget,
         }),
@@ -134,7 +160,7 @@ pub(crate) fn spin_budget(policy: Policy) -> u32 {
 
 /// Tells the hint how this thread's spin stage ended.
 pub(crate) fn spin_ended(policy: Policy, budget: u32, succeeded: bool) {
-    if sync::MODEL || !matches!(policy, Policy::Adaptive | Policy::NoYieldBackoff) {
+    if sync::MODEL || !adapts(policy) {
         return;
     }
     let next = if succeeded {
@@ -143,6 +169,16 @@ pub(crate) fn spin_ended(policy: Policy, budget: u32, succeeded: bool) {
         (budget / 2).max(min_spin())
     };
     SPIN_BUDGET.with(|b| b.set(next));
+}
+
+/// Whether `policy` keeps the per-thread spin budget.
+fn adapts(policy: Policy) -> bool {
+    #[cfg(feature = "bench")]
+    if matches!(policy, Policy::Classic | Policy::SpinOnly) {
+        return false;
+    }
+    let _ = policy;
+    true
 }
 
 /// Yielding is off until this many nanoseconds after `epoch()`.
@@ -163,7 +199,9 @@ fn since_epoch(t: Instant) -> u64 {
 pub(crate) fn may_yield(policy: Policy, now: Instant) -> bool {
     match policy {
         _ if sync::MODEL => true,
+        #[cfg(feature = "bench")]
         Policy::SpinOnly => false,
+        #[cfg(feature = "bench")]
         Policy::NoYieldBackoff => true,
         // Relaxed: a hint; a stale value costs one yield too many or too few.
         _ => since_epoch(now) >= YIELD_OFF_UNTIL.load(Ordering::Relaxed),
@@ -173,7 +211,9 @@ pub(crate) fn may_yield(policy: Policy, now: Instant) -> bool {
 /// A yield took longer than `SLOW_YIELD_NANOS`: turn yielding off.
 pub(crate) fn slow_yield(policy: Policy, now: Instant) {
     let off = match policy {
+        #[cfg(feature = "bench")]
         Policy::NoYieldBackoff => return,
+        #[cfg(feature = "bench")]
         Policy::Classic => YIELD_OFF_NANOS,
         _ => {
             // Relaxed (both): hints, as above; racing slow yields may double
@@ -229,9 +269,12 @@ mod tests {
         // The first backoff is 4 ms: a short run gets yielding back then,
         // where 0.1.0's switch kept it off for a second.
         assert!(may_yield(Policy::Adaptive, now + ms(5)));
-        slow_yield(Policy::Classic, now);
-        assert!(!may_yield(Policy::Classic, now + ms(500)));
-        assert!(may_yield(Policy::Classic, now + ms(1001)));
+        #[cfg(feature = "bench")]
+        {
+            slow_yield(Policy::Classic, now);
+            assert!(!may_yield(Policy::Classic, now + ms(500)));
+            assert!(may_yield(Policy::Classic, now + ms(1001)));
+        }
         fast_yield_stage(Policy::Adaptive);
         YIELD_OFF_UNTIL.store(0, Ordering::Relaxed);
     }
@@ -251,7 +294,10 @@ mod tests {
         }
         assert_eq!(spin_budget(policy), full);
         // Classic ignores the history.
-        spin_ended(Policy::Classic, 1, false);
-        assert_eq!(spin_budget(Policy::Classic), full);
+        #[cfg(feature = "bench")]
+        {
+            spin_ended(Policy::Classic, 1, false);
+            assert_eq!(spin_budget(Policy::Classic), full);
+        }
     }
 }

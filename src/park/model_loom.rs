@@ -1,10 +1,10 @@
-//! The model checkers' backend: one global lock and queue stand in for the
+//! The loom backend: one global lock and queue stand in for the
 //! address-keyed queues, with the same validate-under-the-lock contract, so a
 //! lost wakeup is a deadlock the model checker reports. Every `unpark_all`
 //! wakes every parker (of any key): a spurious wake-up that the callers'
 //! loops must, and do, tolerate.
 //!
-//! Under loom the lock and the sleep are built from a loom atomic and loom's
+//! The lock and the sleep are built from a loom atomic and loom's
 //! `thread::park`, not from a loom `Mutex` + `Condvar`: loom runs every model
 //! thread on one OS thread, so while one model thread unwinds (a completion
 //! function that panics still ends its phase and wakes the parked threads)
@@ -15,10 +15,8 @@
 use super::Parked;
 use std::time::Instant;
 
-#[cfg(loom)]
 pub(crate) use self::lot::Lock;
 
-#[cfg(loom)]
 mod lot {
     use loom::{
         cell::UnsafeCell,
@@ -159,7 +157,6 @@ mod lot {
     }
 }
 
-#[cfg(loom)]
 pub(crate) fn park(
     _key: usize,
     validate: &mut dyn FnMut() -> bool,
@@ -186,52 +183,10 @@ pub(crate) fn park(
     Parked::Woken
 }
 
-#[cfg(loom)]
 pub(crate) fn unpark_all(_key: usize) {
     let lot = &*lot::LOT;
     lot.lock();
     let parked = lot.take();
     lot.unlock();
     lot.wake(parked);
-}
-
-#[cfg(shuttle)]
-use shuttle::{
-    lazy_static,
-    sync::{Condvar, Mutex},
-};
-
-#[cfg(shuttle)]
-lazy_static! {
-    static ref LOT: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
-}
-
-#[cfg(shuttle)]
-pub(crate) fn park(
-    _key: usize,
-    validate: &mut dyn FnMut() -> bool,
-    deadline: Option<Instant>,
-) -> Parked {
-    let (lock, cond) = &*LOT;
-    // The lock guards no data: a guard dropped by an unwinding thread (a
-    // seat's drop poisoning its team) poisons it for nothing.
-    let guard = lock.lock().unwrap_or_else(|e| e.into_inner());
-    if !validate() {
-        return Parked::Invalid;
-    }
-    if deadline.is_some() {
-        // shuttle has no timed waits: as under loom, give up at once.
-        drop(guard);
-        return Parked::TimedOut;
-    }
-    drop(cond.wait(guard).unwrap_or_else(|e| e.into_inner()));
-    Parked::Woken
-}
-
-#[cfg(shuttle)]
-pub(crate) fn unpark_all(_key: usize) {
-    let (lock, cond) = &*LOT;
-    // As in `park`.
-    let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
-    cond.notify_all();
 }
