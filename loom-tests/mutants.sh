@@ -29,6 +29,18 @@
 # Rust's rules: a compare_exchange failure ordering is never Release or
 # AcqRel, so those mutants are not made; a mutant that does not build is
 # reported as "does not compile" and skipped.
+#
+# Code mutants (--code): the named one-line mistakes listed under
+# code_mutants below, each a literal replacement that must match exactly
+# once in its file, run against the models named beside it (a loom model
+# file, or test:FILE for a test file of the main crate in a normal build,
+# for code no model can run), in that order, stopping at the first failure:
+#   nice bash loom-tests/mutants.sh --code                  # every code mutant
+#   bash loom-tests/mutants.sh --code --only poison-wakes-nobody,wake-batch-ends-the-wake
+#   bash loom-tests/mutants.sh --code --list
+# --models overrides the models of every code mutant (to see which of them
+# would have caught it). Normal-build tests use MUTANTS_PLAIN_TARGET_DIR
+# (default: the crate's own target dir).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -38,6 +50,8 @@ MODELS=""
 TIMEOUT=300
 BASELINE=0
 LIST_ONLY=0
+CODE=0
+ONLY=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --file) FILE_FILTER="$2"; shift 2 ;;
@@ -46,7 +60,9 @@ while [ $# -gt 0 ]; do
         --timeout) TIMEOUT="$2"; shift 2 ;;
         --baseline) BASELINE=1; shift ;;
         --list) LIST_ONLY=1; shift ;;
-        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+        --code) CODE=1; shift ;;
+        --only) ONLY="$2"; shift 2 ;;
+        -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
         *) echo "mutants.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -91,15 +107,45 @@ list_mutants() {
         ' "$ROOT/$file" | sed "s|^$ROOT/||"
     done
 }
+# ---- the code mutants: name<TAB>file<TAB>from<TAB>to<TAB>models ----------
+# Each is a mistake of a kind the models must see (a wake that wakes
+# nobody, a batch boundary, a counter left uncleared, a check skipped).
+code_mutants() {
+    cat <<'MUTANTS'
+poison-wakes-nobody	src/barrier.rs	if !prior.is_completing() {	if false && !prior.is_completing() {	poison park_wake
+wake-batch-ends-the-wake	src/park/tasks.rs	more = true;	more = false;	async_batch async_register
+panicking-waker-stops-the-wake	src/park/tasks.rs	if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| waker.wake())) {	if let Err(payload) = Ok::<(), Box<dyn Any + Send>>(waker.wake()) {	async_batch
+block-seat-leave-does-not-clear	src/block/seat.rs	self.block.counts[(k + 2) % 4].store(0, Ordering::Relaxed);	let _ = k;	block
+poisoned-block-seat-clears	src/block/seat.rs	if self.block.team.is_poisoned() {	if false {	block
+launch-panic-does-not-poison	src/launch.rs	block.barrier().poison();	let _ = block;	test:launch
+seat-double-arrival-accepted	src/team/seat.rs	if s.phase() != last {	if s.phase() != last || !s.is_completing() {	team
+early-leave-not-folded	src/team/tree.rs	let op = if sums.arrivals == sums.drops {	let op = if false {	team
+MUTANTS
+}
+
 export LINES
-MUTANTS="$(list_mutants)"
-if [ -z "$MUTANTS" ]; then
-    echo "mutants.sh: no non-Relaxed orderings match (file '$FILE_FILTER', lines '$LINES')" >&2
-    exit 1
-fi
-if [ "$LIST_ONLY" = 1 ]; then
-    printf '%s\n' "$MUTANTS" | awk -F'\t' '{ printf "%s:%s #%s  %s -> %s\n", $1, $2, $3, $4, $5 }'
-    exit 0
+if [ "$CODE" = 1 ]; then
+    MUTANTS="$(code_mutants | awk -F'\t' -v only="$ONLY" '
+        BEGIN { n = split(only, o, ","); for (i = 1; i <= n; i++) want[o[i]] = 1 }
+        only == "" || ($1 in want)')"
+    if [ -z "$MUTANTS" ]; then
+        echo "mutants.sh: no code mutant named '$ONLY' (try --code --list)" >&2
+        exit 1
+    fi
+    if [ "$LIST_ONLY" = 1 ]; then
+        printf '%s\n' "$MUTANTS" | awk -F'\t' '{ printf "%s  %s: `%s` -> `%s`  [%s]\n", $1, $2, $3, $4, $5 }'
+        exit 0
+    fi
+else
+    MUTANTS="$(list_mutants)"
+    if [ -z "$MUTANTS" ]; then
+        echo "mutants.sh: no non-Relaxed orderings match (file '$FILE_FILTER', lines '$LINES')" >&2
+        exit 1
+    fi
+    if [ "$LIST_ONLY" = 1 ]; then
+        printf '%s\n' "$MUTANTS" | awk -F'\t' '{ printf "%s:%s #%s  %s -> %s\n", $1, $2, $3, $4, $5 }'
+        exit 0
+    fi
 fi
 
 # ---- the scratch copy --------------------------------------------------------
@@ -117,7 +163,8 @@ cd "$SCRATCH/loom-tests"
 log() { echo "mutants: $*" >&2; }
 
 # Model files, cheap ones first so that most mutants die early; files not
-# named here run last, in name order.
+# named here run last, in name order. (Code mutants name their own.)
+MODELS_OVERRIDE="$MODELS"
 ORDER="queries join poison arrive_and_drop timeout completion tx split_arrive_wait park_wake parity leader warp block"
 if [ -z "$MODELS" ]; then
     all="$(cd tests && ls -- *.rs | sed 's/\.rs$//')"
@@ -140,9 +187,30 @@ fi
 # The tests of each model file, listed once.
 declare -A TESTS
 for m in $MODELS; do
+    case "$m" in test:*) continue ;; esac
     TESTS[$m]="$(cargo test --release -q --test "$m" -- --list --format=terse 2>/dev/null |
         sed -n 's/: test$//p')"
 done
+
+# A test file of the main crate in a normal build (a code mutant's
+# test:FILE), run as a whole. Sets CAUGHT / SECS / TIMEOUTS as below.
+run_plain() {
+    local f="$1" start end rc=0 secs
+    start=$(date +%s.%N)
+    (cd "$SCRATCH" && RUSTFLAGS="" CARGO_TARGET_DIR="${MUTANTS_PLAIN_TARGET_DIR:-$ROOT/target}" \
+        timeout "$TIMEOUT" cargo test --release -q --test "$f") >"$SCRATCH/test.log" 2>&1 || rc=$?
+    end=$(date +%s.%N)
+    secs=$(echo "$start $end" | awk '{ printf "%.1f", $2 - $1 }')
+    if [ "$rc" = 124 ]; then
+        TIMEOUTS="$TIMEOUTS tests/$f.rs"
+    elif [ "$rc" != 0 ]; then
+        local failed
+        failed="$(sed -n 's/^    \([a-z_0-9]*\)$/\1/p' "$SCRATCH/test.log" | head -1)"
+        CAUGHT="tests/$f.rs::${failed:-?}" SECS="$secs"
+        grep -E 'panicked at|WATCHDOG|left:|right:' "$SCRATCH/test.log" |
+            head -6 | sed 's/^/mutants:     /' >&2 || true
+    fi
+}
 
 # Runs the models against the current copy. Sets CAUGHT ("file.rs::test")
 # and SECS (that test's run time), or CAUGHT="" if every test passed;
@@ -150,6 +218,13 @@ done
 run_models() {
     CAUGHT="" SECS="" TIMEOUTS=""
     for m in $MODELS; do
+        case "$m" in
+            test:*) run_plain "${m#test:}"; [ -n "$CAUGHT" ] && return; continue ;;
+        esac
+        if [ -z "${TESTS[$m]+set}" ]; then
+            TESTS[$m]="$(cargo test --release -q --test "$m" -- --list --format=terse 2>/dev/null |
+                sed -n 's/: test$//p')"
+        fi
         for t in ${TESTS[$m]}; do
             local start end rc=0
             start=$(date +%s.%N)
@@ -189,14 +264,48 @@ if [ "$BASELINE" = 1 ]; then
 fi
 
 row() {
-
     echo "$1"
 }
-echo "| where | ordering | mutant | caught by | time |"
-echo "|---|---|---|---|---|"
 total=$(printf '%s\n' "$MUTANTS" | wc -l)
 n=0
 survivors=0
+if [ "$CODE" = 1 ]; then
+    echo "| mutant | where | change | caught by | time |"
+    echo "|---|---|---|---|---|"
+    while IFS=$'\t' read -r name file from to models; do
+        n=$((n + 1))
+        log "[$n/$total] $name ($file)"
+        MODELS="${MODELS_OVERRIDE:-$models}"
+        cp "$SCRATCH/.pristine-src/${file#src/}" "$SCRATCH/$file"
+        count=$(FROM="$from" perl -0ne 'my $n = () = /\Q$ENV{FROM}\E/g; print $n' "$SCRATCH/$file")
+        FROM="$from" TO="$to" perl -i -pe 's{\Q$ENV{FROM}\E}{$ENV{TO}}' "$SCRATCH/$file"
+        line=$(FROM="$to" perl -ne 'if (index($_, $ENV{FROM}) >= 0) { print "$.\n"; exit }' "$SCRATCH/$file")
+        where="\`$file:${line:-?}\`"
+        change="\`$from\` → \`$to\`"
+        if [ "$count" != 1 ]; then
+            row "| $name | \`$file\` | $change | (matches $count times, not once: script bug) | |"
+        elif ! build; then
+            row "| $name | $where | $change | does not compile: skipped | |"
+        else
+            run_models
+            extra=""
+            [ -n "$TIMEOUTS" ] && extra=" (timed out:$TIMEOUTS)"
+            if [ -n "$CAUGHT" ]; then
+                row "| $name | $where | $change | \`$CAUGHT\`$extra | ${SECS} s |"
+            else
+                survivors=$((survivors + 1))
+                row "| $name | $where | $change | **SURVIVED** ($MODELS)$extra | |"
+            fi
+        fi
+        cp "$SCRATCH/.pristine-src/${file#src/}" "$SCRATCH/$file"
+    done <<<"$MUTANTS"
+    elapsed=$((SECONDS - started))
+    echo
+    echo "$total code mutants, $survivors survived; commit $commit, $(date -u +%Y-%m-%d), LOOM_MAX_PREEMPTIONS=$LOOM_MAX_PREEMPTIONS, ${elapsed}s ($((elapsed / 60)) min $((elapsed % 60)) s)"
+    exit 0
+fi
+echo "| where | ordering | mutant | caught by | time |"
+echo "|---|---|---|---|---|"
 while IFS=$'\t' read -r file line occ from to; do
     n=$((n + 1))
     log "[$n/$total] $file:$line #$occ $from -> $to"

@@ -58,12 +58,16 @@ pub(crate) use shuttle::{
 pub(crate) const MODEL: bool = cfg!(any(loom, shuttle));
 
 /// One iteration of a spin-wait.
+///
+/// Under loom, nothing: the stage's load is the scheduling point. A loom
+/// `yield_now` would make loom run the other threads first, every time,
+/// so a waiter would never reach its park before the thread that wakes it
+/// had acted, and a wake that wakes nobody would go unseen. The stages are
+/// one step each there, so no spinning needs bounding.
 #[inline]
 pub(crate) fn spin_hint() {
     #[cfg(not(any(loom, shuttle)))]
     std::hint::spin_loop();
-    #[cfg(loom)]
-    loom::thread::yield_now();
     #[cfg(shuttle)]
     shuttle::thread::yield_now();
 }
@@ -80,13 +84,12 @@ pub(crate) type HintU64 = std::sync::atomic::AtomicU64;
 /// too, which keeps their state space small.
 pub(crate) type ClaimU64 = std::sync::atomic::AtomicU64;
 
-/// Gives the core to another runnable thread.
+/// Gives the core to another runnable thread. Under loom, nothing, as in
+/// [`spin_hint`]: the yield stage is its one load.
 #[inline]
 pub(crate) fn yield_now() {
     #[cfg(not(any(loom, shuttle)))]
     std::thread::yield_now();
-    #[cfg(loom)]
-    loom::thread::yield_now();
     #[cfg(shuttle)]
     shuttle::thread::yield_now();
 }

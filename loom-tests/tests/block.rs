@@ -8,9 +8,10 @@
 //! preemption bound 2; `tests/block.rs` covers reuse over thousands of phases.)
 
 mod common;
-use common::{model, Slots};
+use common::{model, quiet_expected_panics, Slots};
 use loom::{sync::Arc, thread};
 use mbarrier::BlockBarrier;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 const PHASES: usize = 3;
 
@@ -87,5 +88,74 @@ fn sync_publishes_writes() {
             assert_eq!(slots.get((k % 2) * 2 + 1), k);
         }
         other.join().unwrap();
+    });
+}
+
+/// A seat that leaves arrives without a `sync*`, so when its leave
+/// completes a phase nobody leads that phase and nobody would clear the
+/// counter two phases on: the leaving seat clears it itself (block.rs).
+/// Seat 1 leaves in phase 2 while seat 0's `sync_count` of phase 2 may
+/// arrive before or after the leave; phase 4 reuses phase 0's counter and
+/// must count its own predicate only.
+#[test]
+fn a_leaving_seat_clears_the_counter_of_the_phase_it_may_complete() {
+    model(|| {
+        let block = Arc::new(BlockBarrier::new(2));
+        let other = {
+            let block = block.clone();
+            thread::spawn(move || {
+                let seat = block.seat(1);
+                assert_eq!(seat.sync_count(true), 2); // phase 0
+                seat.sync(); // phase 1
+                drop(seat); // leaves in phase 2
+            })
+        };
+        let seat = block.seat(0);
+        assert_eq!(seat.sync_count(true), 2, "phase 0");
+        seat.sync(); // phase 1
+        assert_eq!(seat.sync_count(true), 1, "phase 2: the leave counts no predicate");
+        other.join().unwrap();
+        seat.sync(); // phase 3, alone
+        assert_eq!(seat.sync_count(true), 1, "phase 4: phase 0's counter, cleared");
+    });
+}
+
+/// A seat whose last sync ended in the poisoned-block panic (and whose
+/// thread caught it, as `launch` does) must not clear a counter when it is
+/// dropped: its last phase never completed, and a slow thread may still be
+/// reading the phase before (block.rs). Seat 0 syncs again (phase 1, which
+/// cannot complete) until the main thread poisons the block, then drops;
+/// seat 1 may read phase 0's count late. Every thread that returns from
+/// phase 0 gets its result.
+#[test]
+fn a_seat_of_a_poisoned_block_keeps_a_slow_readers_count() {
+    quiet_expected_panics();
+    model(|| {
+        let block = Arc::new(BlockBarrier::new(2));
+        let fast = {
+            let block = block.clone();
+            thread::spawn(move || {
+                let seat = block.seat(0);
+                if let Ok(count) = catch_unwind(AssertUnwindSafe(|| seat.sync_count(true))) {
+                    assert_eq!(count, 2, "the fast thread's phase 0");
+                    let again = catch_unwind(AssertUnwindSafe(|| seat.sync()));
+                    assert!(again.is_err(), "phase 1 cannot complete without seat 1");
+                }
+                drop(seat); // normally: the panic was caught
+            })
+        };
+        let slow = {
+            let block = block.clone();
+            thread::spawn(move || {
+                let seat = block.seat(1);
+                if let Ok(count) = catch_unwind(AssertUnwindSafe(|| seat.sync_count(true))) {
+                    assert_eq!(count, 2, "the slow thread's phase 0");
+                }
+                std::mem::forget(seat); // stays a member: phase 1 owes its arrival
+            })
+        };
+        block.poison();
+        fast.join().unwrap();
+        slow.join().unwrap();
     });
 }

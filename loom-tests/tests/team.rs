@@ -315,3 +315,64 @@ fn an_unwinding_seat_drop_races_a_completion() {
         std::mem::forget(seat);
     });
 }
+
+/// A seat's second arrival in a phase that has not completed is refused: it
+/// panics and changes nothing. Here it races the other seat's arrival,
+/// which may complete phase 0 first; then the second arrival is the seat's
+/// arrival in phase 1 and no double arrival. Phase 0 completes only with
+/// both seats (its completion function reads both seats' slots).
+#[test]
+fn a_double_arrival_is_refused_while_the_other_seat_races_the_phase() {
+    quiet_expected_panics();
+    model(|| {
+        let slots = Arc::new(Slots::new(2));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let team = {
+            let (slots, runs) = (slots.clone(), runs.clone());
+            Arc::new(Team::with_completion_and_shape(
+                2,
+                move || {
+                    // Relaxed: read after the joins; the runs are ordered by the team.
+                    if runs.fetch_add(1, Ordering::Relaxed) == 0 {
+                        assert_eq!((slots.get(0), slots.get(1)), (0, 1), "phase 0 without a seat");
+                    }
+                },
+                2,
+                0,
+            ))
+        };
+        let other = {
+            let (team, slots) = (team.clone(), slots.clone());
+            thread::spawn(move || {
+                let seat = team.seat(1);
+                slots.set(1, 1);
+                drop(seat.arrive());
+                std::mem::forget(seat); // stays a member: no leave
+            })
+        };
+        let seat = team.seat(0);
+        slots.set(0, 0);
+        drop(seat.arrive());
+        let again = catch_unwind(AssertUnwindSafe(|| drop(seat.arrive())));
+        other.join().unwrap();
+        // Relaxed: after the join.
+        assert_eq!(runs.load(Ordering::Relaxed), 1, "phase 0 completed once");
+        match again {
+            Ok(()) => {} // phase 0 had completed: an arrival in phase 1
+            Err(payload) => {
+                let message = panic_message(&*payload);
+                assert!(
+                    message.contains("seat 0 already arrived in phase 0"),
+                    "{message}"
+                );
+                drop(seat.arrive()); // now phase 1's
+            }
+        }
+        assert!(team.phase_parity(), "in phase 1");
+        assert_eq!(
+            format!("{:?}", **team),
+            "Barrier { phase_parity: true, pending: 2, expected: 2, tx: 0, poisoned: false }"
+        );
+        std::mem::forget(seat);
+    });
+}
