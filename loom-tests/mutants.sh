@@ -176,9 +176,22 @@ if [ -z "$MODELS" ]; then
     done
 fi
 
-build() { cargo test --release --no-run -q >"$SCRATCH/build.log" 2>&1; }
+# Builds the model files of MODELS (a code mutant's own list), or all.
+build() {
+    local only=() m
+    if [ "$CODE" = 1 ]; then
+        for m in $MODELS; do
+            case "$m" in test:*) ;; *) only+=(--test "$m") ;; esac
+        done
+        [ ${#only[@]} = 0 ] && return 0
+    fi
+    cargo test --release --no-run -q "${only[@]}" >"$SCRATCH/build.log" 2>&1
+}
 
 log "building the unmutated copy (target dir $CARGO_TARGET_DIR)"
+if [ "$CODE" = 1 ]; then
+    MODELS="${MODELS_OVERRIDE:-$(printf '%s\n' "$MUTANTS" | cut -f5 | tr ' ' '\n' | sort -u | tr '\n' ' ')}"
+fi
 if ! build; then
     cat "$SCRATCH/build.log" >&2
     log "the unmutated copy does not build"
