@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds, here, the two static binaries that benches/device-run.sh runs on the
-# lent 16-core machine (which has no compilers), into device/ (git-ignored):
+# Builds the static binaries that benches/device-run.sh runs on a machine
+# without compilers, into device/ (git-ignored):
 #
 #   device/bench_table   the bench target benches/bench_table/, --features bench (the crate's
 #                        bench_hooks: policy switch and wait-stage counters)

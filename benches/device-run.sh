@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
-# The 16-core run of issues 11, 12 and 13 in ONE call of the device tool: the
-# crate's bench_table and the C++ peers (../shared/anchors), interleaved, in
-# about 3-5 minutes (a deadline of DEADLINE_S, default 480 s, skips whatever
-# would start later). The lent machine has no compilers: build the static
-# binaries here first, into device/ (git-ignored), and carry that folder:
+# The benchmark run on a many-core machine in one invocation: the crate's
+# bench_table and the C++ peers (../shared/anchors), interleaved (a deadline
+# of DEADLINE_S seconds, default 480, skips whatever would start later). The
+# machine needs no compilers: build the static binaries first, into device/
+# (git-ignored), and copy that folder beside the checkout there:
 #
 #   bash benches/device-build.sh                # device/bench_table, device/anchors
-#   bash benches/device-run.sh --quick          # here, a small version (~1 min on 2 cores)
+#   bash benches/device-run.sh --quick          # a small version, to try it here
 #   bash benches/device-run.sh --dry-run        # the commands only
-#   # on the device (the tool sets $OUT and returns it):
-#   run(command="bash benches/device-run.sh", carry=["device"], timeout_s=600)
+#   OUT=results bash benches/device-run.sh      # the full run (on the many-core machine)
 #
 # Writes one markdown file per part to $OUT (default device/out):
 #   machine.md            nproc, lscpu, kernel, the binaries' provenance, total time
@@ -18,7 +17,7 @@
 #                         dissemination; the C++ peers spin_dissemination,
 #                         omp_barrier, std_barrier at the same T; fuzzy, wake,
 #                         pipeline and single-thread sections
-#   b-oversubscribed.md   32 and 64 threads on 16 cores; OpenMP and std::barrier there
+#   b-oversubscribed.md   2x and 4x as many threads as cores; OpenMP and std::barrier there
 #   c-foreign-load.md     16 threads beside 2 hogs (threads; processes; processes
 #                         busy 2 ms / asleep 1 ms), the C++ peers beside 2 hog
 #                         processes, and 2 threads on 2 CPUs beside 2 such processes

@@ -516,7 +516,7 @@ impl<F: Completion> Barrier<F> {
     #[must_use]
     pub fn is_poisoned(&self) -> bool {
         // Relaxed: poisoning publishes nothing (`poison()` is a Relaxed RMW),
-        // and the SPEC makes only waits and `try_wait*` acquire operations;
+        // and only waits and `try_wait*` are acquire operations;
         // loom-tests/mutants.sh found no model that needs more.
         self.state.load(Ordering::Relaxed).poison().is_some()
     }

@@ -62,7 +62,7 @@ fn running_completion_of(barrier: usize) -> bool {
     while !node.is_null() {
         // SAFETY: every node in the chain lives in a `run_completion` frame
         // that is still active on this thread: it is linked in before the
-        // completion function runs and unlinked by `Finish::drop` before that
+        // completion function runs and unlinked by `run`'s guard before that
         // frame ends, innermost first.
         let running = unsafe { &*node };
         if running.barrier == barrier {

@@ -1,6 +1,6 @@
 //! `Team` and `Seat`: a combining arrival tree in front of a [`Barrier`]'s
 //! word, so that the word is updated about once per phase however many
-//! threads arrive (SPEC §7).
+//! threads arrive.
 //!
 //! # Shape
 //!
@@ -30,9 +30,10 @@
 //! done until measured to matter.)
 //!
 //! The defaults, fan-in [`FAN_IN`] and flat up to [`FLAT`] seats, were
-//! chosen by sweeping [`Team::with_shape`] on the lent 16-core Xeon (fan-in
-//! 2, 4, 8, 16 and flat, beside the flat `Barrier` and the peers in the same
-//! run; figures beside the constants and in benches/RESULTS.md, release 0.2).
+//! chosen by sweeping [`Team::with_shape`] (fan-in 2, 4, 8, 16 and flat,
+//! beside the flat `Barrier` and the peers in the same run; the reasons
+//! beside the constants, the measurements in benches/RESULTS.md, "Team:
+//! episode latency").
 //!
 //! # A node's word
 //!
@@ -48,8 +49,8 @@
 //! A seat that leaves (`arrive_and_drop`, or a normal drop) contributes
 //! `(1, 1, leave)` to round `last + 1`, `last` being the phase of its own
 //! last arrival. If it has not arrived in the current phase, that is the
-//! current phase and an ordinary contribution. If it has (SPEC: "leave from
-//! the next phase on"), its leaf is either still in round `last` (the round
+//! current phase and an ordinary contribution. If it has ("leave from the
+//! next phase on"), its leaf is either still in round `last` (the round
 //! has not completed there) or already in round `last + 1`:
 //!
 //! - in round `last`: the contribution is *folded* into that round: no
@@ -95,7 +96,7 @@
 //!    `AcqRel` if it completes the phase (`Barrier::update`, state.rs points
 //!    1-3); waits read the word with `Acquire` (point 4). So everything a
 //!    seat did before its arrival happens-before the completion function and
-//!    every wait of that phase returning (SPEC §1), through the chain
+//!    every wait of that phase returning (as for a `Barrier`), through the chain
 //!    seat → leaf → … → root → word → waiter.
 //! 3. The re-arm is part of the CAS that completes the round, so no node is
 //!    ever seen completed but not re-armed. A seat's next arrival at the same
@@ -126,9 +127,11 @@
 //!
 //! `size_of::<Team<F>>()` (a [`Barrier`] of 8 bytes plus `F` on its own
 //! cache line, two boxed slices and two counts: 256 bytes on x86_64 for
-//! `F = ()`, since a 128-byte line is the alignment; measured on 16 cores,
-//! the padding took 16 seats from 1.23–1.29 µs to 1.10–1.11 µs per episode,
-//! as the seats' reads of the shape no longer share the word's line) plus on the
+//! `F = ()`, since a 128-byte line is the alignment; the padding keeps the
+//! seats' reads of the shape off the line that the root's CAS and every
+//! waiter's poll bounce between cores, which shortens many seats' episodes:
+//! benches/RESULTS.md, "Run 10: the team's barrier on its own cache line")
+//! plus on the
 //! heap `N * size_of::<CachePadded<Node>>()` (128 bytes on x86_64 and
 //! aarch64, 64 elsewhere) for the `N` nodes, `N = ceil(s/f) + ceil(s/f^2) +
 //! … + 1` (0 for a flat team), and `8 * ceil(s/64)` bytes for the seats
@@ -156,15 +159,15 @@ use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::fmt;
 
-/// Default fan-in of the tree. Measured on the 16-core Xeon (benches/RESULTS.md,
-/// release 0.2, run 5; ns per `arrive_and_wait` episode at 8 / 16 threads):
-/// fan-in 2: 937 / 1 270, **4: 863 / 1 090**, 8: 896 / 1 370, 16: 914 / 1 870
-/// (a dissemination barrier: 649 / 901). Fan-in 2 climbs a level more; 8 and
-/// 16 put that many seats' CASes on one node's cache line.
+/// Default fan-in of the tree: the fastest of 2, 4, 8 and 16 at 8 and 16
+/// threads. Fan-in 2 climbs a level more per phase; 8 and 16 put that many
+/// seats' CASes on one node's cache line (benches/RESULTS.md, "Team: episode
+/// latency").
 pub(crate) const FAN_IN: usize = 4;
-/// Teams of at most this many seats go flat: at 2 threads there is nothing to
-/// combine (every shape measured 203–221 ns, the flat `Barrier` 167 ns), at 4
-/// one node of 4 is already 0.72x the flat word (536 vs 749 ns).
+/// Teams of at most this many seats go flat: with two seats there is
+/// nothing to combine and every tree shape was slower than the flat word,
+/// while from four seats on one node already beats it (benches/RESULTS.md,
+/// "Team: episode latency").
 pub(crate) const FLAT: usize = 2;
 mod call;
 mod delegate;
@@ -190,18 +193,16 @@ use tree::{Node, MAX_FAN_IN};
 ///
 /// # When to pick a `Team`
 ///
-/// A `Barrier`'s arrivals all update one word, so they serialize on one cache
-/// line: about 2.4 µs per episode for 16 threads on a 16-core Xeon, where a
-/// dissemination barrier needs 0.8–0.9 µs. A team's seats arrive on a tree of
+/// A `Barrier`'s arrivals all update one word, so with many threads they
+/// serialize on one cache line. A team's seats arrive on a tree of
 /// counters, a few seats per cache line, and only the last arrival of a
 /// phase touches the word. Pick it when more than a few threads share a
-/// barrier and know their rank: measured on 16 cores (benches/RESULTS.md,
-/// release 0.2, run 11), a team takes 0.88x a `Barrier`'s time per episode
-/// at 4 threads, 0.63x at 8 and 0.41x at 16 (984 ns against 2.41 µs; a
-/// dissemination spin barrier: 818–905 ns), and 0.56–0.59x oversubscribed.
-/// For two threads use a `Barrier` (154 against 196 ns: the seat's
-/// bookkeeping costs more than a one-word barrier's arrival), which also needs no seats and is 8 bytes (a team's memory is
-/// in the module docs of `team.rs`: a few cache lines per 4 seats).
+/// barrier and know their rank: the more threads, the larger its lead over
+/// a `Barrier`, oversubscribed too (the package's benches/RESULTS.md has the
+/// measurements). For two threads use a `Barrier`: the seat's bookkeeping
+/// costs more than a one-word barrier's arrival, and a `Barrier` needs no
+/// seats and is 8 bytes (a team's memory is in the module docs of
+/// `team.rs`: a few cache lines per 4 seats).
 ///
 /// # Misuse
 ///

@@ -65,32 +65,33 @@ use policy::Policy;
 use stats::{Stage, Trace};
 
 /// How long a waiter spins before it yields, when every participant can
-/// have a core. Measured on 16 cores with spins of 5, 10 and 20 µs, each
-/// followed by the yield stage (benches/RESULTS.md): 10 µs catches a phase
-/// whose slowest thread is 10 µs late (the fuzzy barrier: 87–101% of the
-/// imbalance hidden, against 65% with 5 µs), while with 16 threads beside 2
-/// busy foreign threads the spin costs 15 µs per episode (11 µs with 5 µs,
-/// 26 µs with 20 µs, 44 µs with 20 µs and no yield stage).
+/// have a core: long enough to catch a phase whose slowest thread is a
+/// little late (the fuzzy barrier then hides most of the imbalance, where a
+/// shorter spin hid much less), short enough that beside busy foreign
+/// threads the spin costs little more than a shorter one, where a longer
+/// spin cost much more (benches/RESULTS.md, "How the wait policy was
+/// chosen").
 pub(crate) const SPIN_NANOS: u64 = 10_000;
 
-/// How long a waiter yields before it parks. Measured with 4 and 8 threads
-/// on 2 cores and 32 and 64 on 16 (benches/RESULTS.md): parking at once
-/// costs 7–100 µs per episode; yielding for up to 200 µs costs 1.3–11 µs and
-/// less CPU per episode than `std::sync::Barrier`. A 50 µs budget was too
-/// short for 64 threads: waiters began to park, episodes grew past the
-/// budget, and it ended at 117 µs and 1.6 ms of CPU per episode.
+/// How long a waiter yields before it parks. With more threads than cores,
+/// parking at once costs a wake-up per episode, while yielding lets the
+/// thread waited for run, at less CPU per episode than
+/// `std::sync::Barrier`. A budget too short for many threads feeds itself:
+/// waiters begin to park, episodes grow past the budget, and every episode
+/// pays the wake-ups (benches/RESULTS.md, "How the wait policy was chosen").
 pub(crate) const YIELD_NANOS: u64 = 200_000;
 
-/// A yield slower than this means another thread took a whole time slice.
-/// Measured on Linux 6.18 (EEVDF) with two busy non-participant threads: a
-/// yield then costs ~3 ms, and an oversubscribed episode 2–5 ms against
-/// 20–140 µs when parking at once; unloaded, one yield takes 1–20 µs.
+/// A yield slower than this means another thread took a whole time slice:
+/// an unloaded yield returns far sooner, and one beside busy foreign
+/// threads takes a scheduler slice, so that yielding then costs far more
+/// than parking (benches/RESULTS.md, "How the wait policy was chosen").
 pub(crate) const SLOW_YIELD_NANOS: u64 = 200_000;
 
 /// Extra pause hints per still-owed arrival between two loads of the word,
-/// capped by [`MAX_EXTRA_PAUSES`]. 8 cut the 16-thread episode on 16 cores by
-/// about 15% (4.1 → 3.4 µs) and the 8-thread one by about 10%; the 2-thread
-/// episode is unaffected (one arrival owed means no extra pause).
+/// capped by [`MAX_EXTRA_PAUSES`]: a waiter that reads less often leaves the
+/// cache line to the threads still arriving, which shortens the episodes of
+/// many threads on many cores, and costs two threads nothing (one arrival
+/// owed means no extra pause) (benches/RESULTS.md, "The wait policy").
 const PAUSES_PER_PENDING: u32 = 8;
 const MAX_EXTRA_PAUSES: u32 = 512;
 
@@ -256,9 +257,8 @@ pub(crate) fn until<W: Word, T>(
 ///
 /// Not `available_parallelism()` alone: on Linux that is the *calling
 /// thread's* affinity mask, and a program that pins each participant to a
-/// CPU would read 1 on its first wait and never spin (measured: 16 pinned
-/// threads on 16 cores, 0% of waits ending in the spin stage, 4.5 µs per
-/// episode against 3.4 µs spinning; benches/RESULTS.md). The process's
+/// CPU would read 1 on its first wait and never spin, and pay for it in
+/// every episode (benches/RESULTS.md, "The wait policy"). The process's
 /// mask is the main thread's, `Cpus_allowed_list` in `/proc/self/status`.
 pub(crate) fn cores() -> u32 {
     static CORES: OnceLock<u32> = OnceLock::new();

@@ -164,7 +164,7 @@ fn a_single_lane_mask_returns_at_once_and_counts() {
     assert_eq!(format!("{one:?}"), "WarpBarrier { synced: [1] }");
 }
 
-/// Regression (issue 10): a lone sync did not count (commit 00697cc), so in
+/// Regression: a lone sync did not count (before commit 00697cc), so in
 /// this legal program (every lane syncs once per round: {0} {1,2}, then
 /// {0,1} {2}) lane 0 reached its {0,1} sync one count behind lane 1, took
 /// lane 1's {1,2} sync for it and returned about 200 ms early; lane 1 then

@@ -132,9 +132,9 @@ impl<F: Completion> Seat<'_, F> {
 
     /// Arrives now (the arrival happens at the call, not at the first poll;
     /// its misuse panics here) and returns a future that waits for the
-    /// phase: [`arrive_and_wait`](Seat::arrive_and_wait) for async code
-    /// (SPEC §8). Its output's `is_leader()` is true for the seat whose
-    /// arrival completed the phase.
+    /// phase: [`arrive_and_wait`](Seat::arrive_and_wait) for async code.
+    /// Its output's `is_leader()` is true for the seat whose arrival
+    /// completed the phase.
     ///
     /// # Panics
     ///
@@ -329,7 +329,7 @@ impl<F: Completion> Seat<'_, F> {
 }
 
 impl<F: Completion> Drop for Seat<'_, F> {
-    /// Leaves the team; poisons it if the thread is unwinding (SPEC §7).
+    /// Leaves the team; poisons it if the thread is unwinding.
     fn drop(&mut self) {
         let barrier = &self.team.barrier;
         if std::thread::panicking() {

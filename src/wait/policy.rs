@@ -19,8 +19,8 @@
 //!   backoff probes again, and a yield stage without a slow yield resets it.
 //!   So foreign load costs at most one slow yield per backoff, and a run
 //!   that starts under load gets yielding back within a few milliseconds of
-//!   the load ending (0.1.0 kept it off for a fixed second, which trapped
-//!   short runs in the slow mode: benches/RESULTS.md, release 0.2).
+//!   the load ending (a fixed long period, the first release's, trapped
+//!   short runs in the slow mode: benches/RESULTS.md, "The wait policy").
 //!
 //! [`SPIN_NANOS`]: super::SPIN_NANOS
 //! [`SLOW_YIELD_NANOS`]: super::SLOW_YIELD_NANOS
@@ -32,21 +32,20 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 /// The shortest adaptive spin: about two cache-line round trips between two
-/// cores (104–184 ns each on the 16-core Xeon, `anchors pingpong`), enough
-/// for a partner that is running and about to arrive. Measured against
-/// 1 µs (benches/RESULTS.md, release 0.2, runs 5 and 9): with two
-/// participants sharing a CPU, or beside busy foreign processes, every phase
-/// paid the floor on a partner that could not run: 2 threads on 2 CPUs
-/// beside bursty hogs 2.14 → 1.19 µs per episode, 16 threads beside 2 busy
-/// hog processes 7.2 → 3.7 µs, idle machine unchanged.
+/// cores, enough for a partner that is running and about to arrive. A
+/// higher floor made every phase pay it on a partner that could not run
+/// (two participants sharing a CPU, or beside busy foreign processes),
+/// while an idle machine gains nothing from it (benches/RESULTS.md,
+/// "Run 9: the spin floor lowered").
 pub(crate) const MIN_SPIN_NANOS: u64 = 250;
 
 /// The first yield-off period after a slow yield: a few of the foreign
-/// load's time slices (~3 ms measured with two busy threads on Linux 6.18).
+/// load's scheduler slices, so that a short burst of load costs one slow
+/// probe (benches/RESULTS.md, "The wait policy").
 pub(crate) const MIN_YIELD_OFF_NANOS: u64 = 4_000_000;
 
 /// The longest yield-off period: under lasting foreign load one slow probe
-/// per 128 ms (about 2% of a waiting thread's time).
+/// per period, a small share of a waiting thread's time.
 pub(crate) const MAX_YIELD_OFF_NANOS: u64 = 128_000_000;
 
 /// How long yielding stays off after a slow yield under the `Classic`
@@ -266,8 +265,8 @@ mod tests {
         slow_yield(Policy::Adaptive, now);
         let ms = std::time::Duration::from_millis;
         assert!(!may_yield(Policy::Adaptive, now + ms(1)));
-        // The first backoff is 4 ms: a short run gets yielding back then,
-        // where 0.1.0's switch kept it off for a second.
+        // After the first backoff a short run gets yielding back, where the
+        // Classic policy keeps it off for a long fixed period.
         assert!(may_yield(Policy::Adaptive, now + ms(5)));
         #[cfg(feature = "bench")]
         {
