@@ -204,9 +204,9 @@ impl fmt::Debug for Block<'_> {
 /// spawned. If a kernel panics, the block's barrier is poisoned, so the other
 /// threads unwind out of their `sync*` calls rather than hang; `launch` waits
 /// for every thread to end and then resumes the root cause: the first panic
-/// that is not another thread's unwinding out of a poisoned `sync*`, with
-/// its original payload (a panic of the user's own barrier inside the kernel
-/// is the user's, and may be that cause). The root cause is printed once,
+/// that is not itself a poisoned-barrier panic, with its original payload
+/// (a poisoned-barrier panic of the user's own barrier inside the kernel is
+/// re-raised only if no thread panicked of its own). The root cause is printed once,
 /// by the panic hook when it happens; the other threads' unwinding out of a
 /// poisoned `sync*` is not printed and does not reach the hook. If the only
 /// cause is a `block.barrier().poison()`, `launch` panics saying so.
@@ -305,8 +305,9 @@ fn run<R>(block: &Block<'_>, kernel: &impl Fn(&Block<'_>) -> R, caught: &AtomicU
         Err(payload) => {
             // Relaxed: only numbers the panics; the payload travels through join.
             let order = caught.fetch_add(1, Ordering::Relaxed);
+            let poisoned = op::is_poisoned_panic(&*payload);
             block.barrier().poison();
-            Outcome::Panicked(order, payload)
+            Outcome::Panicked(order, poisoned, payload)
         }
     }
 }

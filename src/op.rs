@@ -21,6 +21,21 @@ thread_local! {
     /// While set, this thread's poisoned-barrier panics unwind with this
     /// payload instead of panicking ([`PoisonedQuietly`]).
     static QUIET: Cell<Option<QuietPayload>> = const { Cell::new(None) };
+    /// The message (buffer address, length) of this thread's latest
+    /// poisoned-barrier panic, for [`is_poisoned_panic`].
+    static LAST_POISONED: Cell<(*const u8, usize)> = const { Cell::new((std::ptr::null(), 0)) };
+}
+
+/// Whether `payload`, caught on this thread, is a poisoned-barrier panic that
+/// this crate raised on this thread: a consequence of another failure, never
+/// a root cause. Decided by identity, not by the text: the payload is the
+/// very `String` that [`poisoned_panic`] raised (the same heap buffer, which
+/// boxing the payload does not move). A user's panic whose message merely
+/// quotes a poisoned-barrier message is not one.
+pub(crate) fn is_poisoned_panic(payload: &(dyn Any + Send)) -> bool {
+    payload
+        .downcast_ref::<String>()
+        .is_some_and(|m| !m.is_empty() && LAST_POISONED.with(Cell::get) == (m.as_ptr(), m.len()))
 }
 
 /// While it lives, this thread's poisoned-barrier panics become a
@@ -302,13 +317,36 @@ pub(crate) fn poisoned_panic(op: impl fmt::Display, s: Snapshot) -> ! {
     if let Some(payload) = QUIET.with(Cell::get) {
         std::panic::resume_unwind(payload());
     }
-    match s.poison() {
-        Some(Poison::Completion) => {
-            panic!(
-                "{POISONED}: completion panicked in phase {} (seen by {op})",
-                s.phase()
-            )
-        }
-        _ => panic!("{POISONED} by poison() (seen by {op})"),
+    let message = match s.poison() {
+        Some(Poison::Completion) => format!(
+            "{POISONED}: completion panicked in phase {} (seen by {op})",
+            s.phase()
+        ),
+        _ => format!("{POISONED} by poison() (seen by {op})"),
+    };
+    LAST_POISONED.with(|last| last.set((message.as_ptr(), message.len())));
+    // A `String` payload, as `panic!` makes: the hook prints it as usual.
+    std::panic::panic_any(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_poisoned_panic_is_known_by_identity_not_by_its_text() {
+        let s = Snapshot::initial(2).poisoned(Poison::Call);
+        let payload = std::panic::catch_unwind(|| poisoned_panic("wait()", s)).unwrap_err();
+        assert!(is_poisoned_panic(&*payload));
+        let text = payload.downcast_ref::<String>().unwrap().clone();
+        assert!(text.starts_with(POISONED), "{text}");
+        assert!(
+            !is_poisoned_panic(&text),
+            "a copy of the text is not the panic"
+        );
+        let other = std::thread::spawn(move || is_poisoned_panic(&*payload))
+            .join()
+            .unwrap();
+        assert!(!other, "only the raising thread knows its panic");
     }
 }

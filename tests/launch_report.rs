@@ -10,7 +10,7 @@
 mod common;
 
 use common::{panic_message, watchdog};
-use mbarrier::{launch, Barrier};
+use mbarrier::{launch, Barrier, Team};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -158,5 +158,56 @@ fn launch_reports_one_panic_per_root_cause() {
     );
     assert_eq!(take_reported(), [m]);
 
+    // 5. A poisoned-barrier panic of the user's own barrier is a consequence,
+    //    not the root cause, even when it is caught first: rank 0 holds a
+    //    seat of the user's team and panics; its seat's drop poisons the
+    //    team, ranks 1..4 panic out of their waits on it (reported as usual),
+    //    and only then does rank 0's unwinding end. launch re-raises Boom(0).
+    let mine = Team::new(4);
+    let waiting = AtomicUsize::new(0);
+    let result = watchdog(
+        30,
+        || format!("case 5: {mine:?}"),
+        || {
+            catch_unwind(AssertUnwindSafe(|| {
+                launch(4, |block| {
+                    let rank = block.thread_rank();
+                    if rank == 0 {
+                        let _slow = UnwindsAfterReports(3);
+                        let _seat = mine.seat(0);
+                        while waiting.load(Ordering::Relaxed) < 3 {
+                            std::thread::yield_now();
+                        }
+                        std::panic::panic_any(Boom(0));
+                    }
+                    let seat = mine.seat(rank);
+                    waiting.fetch_add(1, Ordering::Relaxed);
+                    seat.arrive_and_wait();
+                })
+            }))
+        },
+    );
+    let payload = result.expect_err("launch must re-raise the root cause");
+    assert_eq!(payload.downcast_ref::<Boom>(), Some(&Boom(0)));
+    let reported = take_reported();
+    assert_eq!(reported.len(), 4, "{reported:?}");
+    assert_eq!(reported[0], "Boom(0)");
+    for m in &reported[1..] {
+        assert!(m.starts_with("mbarrier: barrier poisoned"), "{m}");
+    }
+
     let _ = std::panic::take_hook();
+}
+
+/// Dropped while its thread unwinds, waits until the panic hook has seen
+/// this many more reports, so that those panics are caught first.
+struct UnwindsAfterReports(usize);
+
+impl Drop for UnwindsAfterReports {
+    fn drop(&mut self) {
+        // Boom itself is the first report.
+        while REPORTED.lock().unwrap_or_else(|e| e.into_inner()).len() < 1 + self.0 {
+            std::thread::yield_now();
+        }
+    }
 }
