@@ -4,7 +4,7 @@
 //! parity; poisoning and retired phases seen by pending futures.
 
 mod common;
-use common::{dbg, panic_message, panic_of, watchdog};
+use common::{dbg, panic_message, panic_of, scaled, watchdog};
 use mbarrier::Barrier;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -307,8 +307,8 @@ fn thousands_of_phases_of_tasks_on_a_current_thread_runtime() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    tasks_and_threads(&rt, 8, 0, 3000);
-    tasks_and_threads(&rt, 64, 0, 500);
+    tasks_and_threads(&rt, 8, 0, scaled(3000, 8));
+    tasks_and_threads(&rt, 64, 0, scaled(500, 2));
 }
 
 #[test]
@@ -316,7 +316,7 @@ fn thousands_of_phases_of_tasks_and_threads_on_a_current_thread_runtime() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    tasks_and_threads(&rt, 8, 2, 2000);
+    tasks_and_threads(&rt, 8, 2, scaled(2000, 10));
 }
 
 #[test]
@@ -325,14 +325,14 @@ fn thousands_of_phases_of_tasks_and_threads_on_a_multi_thread_runtime() {
         .worker_threads(4)
         .build()
         .unwrap();
-    tasks_and_threads(&rt, 8, 0, 3000);
-    tasks_and_threads(&rt, 16, 2, 2000);
-    tasks_and_threads(&rt, 64, 3, 500);
+    tasks_and_threads(&rt, 8, 0, scaled(3000, 4));
+    tasks_and_threads(&rt, 16, 2, scaled(2000, 2));
+    tasks_and_threads(&rt, 64, 3, scaled(500, 1));
 }
 
 #[test]
 fn threads_on_the_hand_written_executor_beside_blocking_threads() {
-    const PHASES: usize = 2000;
+    const PHASES: usize = scaled(2000, 30);
     let barrier = Barrier::new(6);
     let progress: Vec<AtomicUsize> = (0..6).map(|_| AtomicUsize::new(0)).collect();
     watchdog(
@@ -366,7 +366,7 @@ fn threads_on_the_hand_written_executor_beside_blocking_threads() {
 /// then waits by parity, and the barrier goes on.
 fn dropped_futures_lose_nothing(rt: &tokio::runtime::Runtime) {
     const TASKS: usize = 8;
-    const PHASES: usize = 300;
+    const PHASES: usize = scaled(300, 10);
     let done = Arc::new(AtomicUsize::new(0));
     let counter = done.clone();
     let barrier = Arc::new(Barrier::with_completion(TASKS, move || {
@@ -503,7 +503,7 @@ fn an_observer_task_follows_the_phases_by_parity() {
     // phases until the observer has seen `PHASES` of them, then leave one
     // by one (a barrier that just stopped could leave the observer waiting
     // for a phase that never comes).
-    const PHASES: usize = 2000;
+    const PHASES: usize = scaled(2000, 30);
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
@@ -562,7 +562,7 @@ fn an_observer_task_follows_the_phases_by_parity() {
 fn a_future_dropped_while_being_woken_is_safe() {
     // A thread polls a future once and drops it while another thread
     // completes the phase (and may be waking it at that moment).
-    const ROUNDS: usize = 5000;
+    const ROUNDS: usize = scaled(5000, 60);
     let barrier = Barrier::new(2);
     watchdog(
         60,
@@ -663,7 +663,7 @@ fn a_completion_wakes_only_the_tasks_of_its_own_barrier() {
 fn team_seats_wait_async_beside_threads() {
     const SEATS: usize = 16;
     const TASKS: usize = 12;
-    const PHASES: usize = 500;
+    const PHASES: usize = scaled(500, 5);
     let team = Arc::new(mbarrier::Team::new(SEATS));
     let stamps: Arc<Vec<AtomicUsize>> = Arc::new((0..SEATS).map(|_| AtomicUsize::new(0)).collect());
     let leaders = Arc::new(AtomicUsize::new(0));

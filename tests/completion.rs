@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{dbg, panic_message, running, watchdog};
+use common::{dbg, panic_message, running, scaled, watchdog};
 use mbarrier::{ArrivalToken, Barrier};
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -223,7 +223,7 @@ fn completion_run_by_an_unwinding_thread_does_not_poison_the_barrier() {
 #[test]
 fn completion_runs_once_per_phase_and_sees_every_arrivers_writes() {
     const THREADS: usize = 4;
-    const PHASES: u64 = 1_000;
+    const PHASES: u64 = scaled(1_000, 12) as u64;
     let slots: Vec<AtomicU64> = (0..THREADS).map(|_| AtomicU64::new(0)).collect();
     let completed = AtomicU64::new(0);
     let bad_sums = AtomicUsize::new(0);
@@ -327,7 +327,7 @@ fn arrival_landing_while_the_completion_runs_belongs_to_the_next_phase() {
 
 #[test]
 fn completion_happens_before_try_wait_returns_true() {
-    const PHASES: u64 = 2_000;
+    const PHASES: u64 = scaled(2_000, 12) as u64;
     let published = AtomicU64::new(0);
     let mut phase = 0u64;
     let b = Barrier::with_completion(2, || {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{mix, panic_of, watchdog};
+use common::{mix, panic_of, scaled, watchdog};
 use mbarrier::{Barrier, Team};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::thread;
@@ -91,14 +91,14 @@ fn assert_retired<F>(team: &Team<F>, phase: usize, what: &str) {
 #[test]
 fn sixteen_seats_thousands_of_phases_one_leader_each() {
     for (what, team) in shapes(16) {
-        stamps_and_leaders(&team, 16, 3_000, &what);
+        stamps_and_leaders(&team, 16, scaled(3_000, 6), &what);
     }
 }
 
 #[test]
 fn sixty_four_seats_thousands_of_phases_one_leader_each() {
     for (what, team) in shapes(64) {
-        stamps_and_leaders(&team, 64, 1_000, &what);
+        stamps_and_leaders(&team, 64, scaled(1_000, 2), &what);
     }
 }
 
@@ -106,7 +106,7 @@ fn sixty_four_seats_thousands_of_phases_one_leader_each() {
 fn odd_seat_counts_climb_uneven_trees() {
     for seats in [1, 2, 3, 5, 7, 13, 17] {
         for (what, team) in shapes(seats) {
-            stamps_and_leaders(&team, seats, 300, &format!("{seats} seats, {what}"));
+            stamps_and_leaders(&team, seats, scaled(300, 3), &format!("{seats} seats, {what}"));
         }
     }
 }
@@ -118,7 +118,7 @@ fn odd_seat_counts_climb_uneven_trees() {
 /// still in it.
 #[test]
 fn random_leaves_keep_every_phase_exact() {
-    const PHASES: usize = 400;
+    const PHASES: usize = scaled(400, 8);
     for seats in [16, 64] {
         for (fan_in, flat) in [(4, 2), (2, 0), (8, 0), (4, usize::MAX)] {
             let leave_at = |rank: usize| -> usize {
@@ -301,7 +301,7 @@ fn tree_team_last_leaves_block_while_tx_holds_the_phase() {
 
 #[test]
 fn tx_through_seats_holds_the_phase_until_completed() {
-    const PHASES: u64 = 500;
+    const PHASES: u64 = scaled(500, 4) as u64;
     const BYTES: u32 = 64;
     for (what, team) in shapes(16) {
         let what = what.as_str();
@@ -558,7 +558,7 @@ fn the_team_debugs_its_shape_and_its_word() {
 #[test]
 fn completion_runs_once_per_phase_after_every_seat() {
     const SEATS: usize = 24;
-    const PHASES: usize = 1_000;
+    const PHASES: usize = scaled(1_000, 4);
     let arrived = AtomicUsize::new(0);
     let runs = AtomicUsize::new(0);
     let team = Team::with_completion(SEATS, || {
@@ -657,7 +657,7 @@ fn parity_and_timed_waits_work_on_the_team() {
 
 #[test]
 fn split_arrive_wait_overlaps_independent_work() {
-    const PHASES: u64 = 1_000;
+    const PHASES: u64 = scaled(1_000, 4) as u64;
     let slots: [Vec<AtomicU64>; 2] =
         std::array::from_fn(|_| (0..32).map(|_| AtomicU64::new(u64::MAX)).collect());
     let team = Team::new(32);
@@ -710,7 +710,11 @@ fn expected_reduction(live: &[usize], n: usize, phase: usize) -> usize {
 fn block_seats_reduce_exactly_over_thousands_of_phases() {
     for threads in [3, 16, 40] {
         let block = mbarrier::BlockBarrier::new(threads);
-        let phases = if threads > 16 { 800 } else { 3_000 };
+        let phases = if threads > 16 {
+            scaled(800, 4)
+        } else {
+            scaled(3_000, 8)
+        };
         watchdog(
             120,
             || format!("{block:?}"),
@@ -750,8 +754,10 @@ fn block_seats_reduce_exactly_over_thousands_of_phases() {
 #[test]
 fn block_seats_that_leave_are_not_counted() {
     const THREADS: usize = 16;
-    const PHASES: usize = 1_200;
-    let leave_at = |rank: usize| if rank < 4 { usize::MAX } else { rank * 70 };
+    const PHASES: usize = scaled(1_200, 20);
+    // Rank 4 and up leave one by one, spread over the phases.
+    const STEP: usize = PHASES / 17;
+    let leave_at = |rank: usize| if rank < 4 { usize::MAX } else { rank * STEP };
     let block = mbarrier::BlockBarrier::new(THREADS);
     watchdog(
         60,
@@ -871,7 +877,7 @@ fn an_unwinding_block_seat_poisons_the_block() {
 #[test]
 fn launch_sixty_four_threads_reduces_through_seats() {
     const THREADS: usize = 64;
-    const PHASES: usize = 600;
+    const PHASES: usize = scaled(600, 4);
     let shared: Vec<AtomicU64> = (0..THREADS).map(|_| AtomicU64::new(0)).collect();
     let results = watchdog(
         120,

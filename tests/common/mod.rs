@@ -56,6 +56,17 @@ pub fn watchdog<R>(secs: u64, describe: impl Fn() -> String + Send, body: impl F
     })
 }
 
+/// `native` rounds, or `miri` under Miri: the interpreter is thousands of
+/// times slower, so the same test runs with fewer rounds (and the same
+/// threads, tasks and paths).
+pub const fn scaled(native: usize, miri: usize) -> usize {
+    if cfg!(miri) {
+        miri
+    } else {
+        native
+    }
+}
+
 /// The text of a panic payload (`&str` or `String`), or a placeholder.
 pub fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
