@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_misuse, dbg, panic_of, running, watchdog};
+use common::{assert_misuse, dbg, panic_of, running, scaled, watchdog};
 use mbarrier::Barrier;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -37,6 +37,8 @@ fn a_join_makes_the_current_phase_wait_for_the_joiners() {
 fn a_joiner_that_arrives_belongs_to_the_phase_it_joined_across_threads() {
     // One participant completes phases alone until a second joins; from
     // then on its waits return only after the joiner arrived in that phase.
+    // Even: the parity asserted at the end.
+    const PHASES: usize = scaled(100, 10);
     let b = Barrier::new(1);
     let joiner_arrivals = AtomicUsize::new(0);
     watchdog(
@@ -49,20 +51,20 @@ fn a_joiner_that_arrives_belongs_to_the_phase_it_joined_across_threads() {
             thread::scope(|s| {
                 b.add_participants(1);
                 s.spawn(|| {
-                    for _ in 0..100 {
+                    for _ in 0..PHASES {
                         joiner_arrivals.fetch_add(1, Ordering::Relaxed);
                         b.arrive_and_wait();
                     }
                     b.arrive_and_drop();
                 });
-                for phase in 1..=100 {
+                for phase in 1..=PHASES {
                     b.arrive_and_wait();
                     // The wait is an acquire of the phase: the joiner's add is in.
                     assert!(joiner_arrivals.load(Ordering::Relaxed) >= phase);
                 }
                 b.arrive_and_wait(); // the phase the joiner leaves in
             });
-            assert_eq!(dbg(&b), running(false, 1, 1, 0)); // 3 + 101 phases, alone again
+            assert_eq!(dbg(&b), running(false, 1, 1, 0)); // 3 + PHASES + 1 phases, alone again
         },
     );
 }
@@ -318,7 +320,7 @@ impl Ledger {
 #[test]
 fn barrier_churn_of_joins_and_leaves_publishes_once_per_phase() {
     const WORKERS: usize = 24;
-    const PHASES: u64 = 300;
+    const PHASES: u64 = scaled(300, 6) as u64;
     let ledger = Mutex::new(Ledger::default());
     let stop = AtomicBool::new(false);
     let alive = AtomicUsize::new(WORKERS);

@@ -106,7 +106,12 @@ fn sixty_four_seats_thousands_of_phases_one_leader_each() {
 fn odd_seat_counts_climb_uneven_trees() {
     for seats in [1, 2, 3, 5, 7, 13, 17] {
         for (what, team) in shapes(seats) {
-            stamps_and_leaders(&team, seats, scaled(300, 3), &format!("{seats} seats, {what}"));
+            stamps_and_leaders(
+                &team,
+                seats,
+                scaled(300, 3),
+                &format!("{seats} seats, {what}"),
+            );
         }
     }
 }
@@ -410,7 +415,7 @@ fn a_double_arrival_panics_and_changes_nothing() {
 /// never a false double-arrival panic.
 #[test]
 fn arriving_again_after_others_completed_the_phase_is_no_double_arrival() {
-    const PHASES: u64 = 2_000;
+    const PHASES: u64 = scaled(2_000, 6) as u64;
     for (what, team) in shapes(8) {
         let done = AtomicU64::new(0);
         watchdog(
@@ -458,8 +463,8 @@ fn an_unwinding_seat_poisons_the_team_and_releases_the_others() {
                         .seats()
                         .map(|seat| {
                             s.spawn(move || {
-                                for p in 0..100 {
-                                    if seat.rank() == 7 && p == 50 {
+                                for p in 0..scaled(100, 6) {
+                                    if seat.rank() == 7 && p == scaled(50, 3) {
                                         panic!("seat 7 failed");
                                     }
                                     seat.arrive_and_wait();
@@ -850,8 +855,8 @@ fn an_unwinding_block_seat_poisons_the_block() {
                     .map(|rank| {
                         let seat = block.seat(rank);
                         s.spawn(move || {
-                            for phase in 0..50 {
-                                if rank == 2 && phase == 20 {
+                            for phase in 0..scaled(50, 6) {
+                                if rank == 2 && phase == scaled(20, 3) {
                                     panic!("rank 2 failed");
                                 }
                                 seat.sync();
@@ -948,7 +953,9 @@ fn a_launched_thread_that_returns_early_leaves_the_block() {
                 if block.thread_rank() % 2 == 1 {
                     return Vec::new();
                 }
-                (0..100).map(|_| block.sync_count(true)).collect::<Vec<_>>()
+                (0..scaled(100, 8))
+                    .map(|_| block.sync_count(true))
+                    .collect::<Vec<_>>()
             })
         },
     );
