@@ -57,8 +57,8 @@ pub fn watchdog<R>(secs: u64, describe: impl Fn() -> String + Send, body: impl F
 }
 
 /// `native` rounds, or `miri` under Miri: the interpreter is thousands of
-/// times slower, so the same test runs with fewer rounds (and the same
-/// threads, tasks and paths).
+/// times slower, so the same test runs with fewer rounds (the same threads
+/// and tasks; a few Team tests also try fewer tree shapes there).
 pub const fn scaled(native: usize, miri: usize) -> usize {
     if cfg!(miri) {
         miri
