@@ -293,9 +293,13 @@ impl<F: Completion> Barrier<F> {
     /// common policy; returns its answer. For decisions of when to act
     /// (arrive, record again): it publishes nothing to its caller.
     pub(crate) fn wait_until<T>(&self, check: impl Fn(Snapshot) -> Option<T>) -> T {
-        // Relaxed: the callers only decide here when to act, and each
-        // re-reads the word with the ordering its action needs (an
-        // Acquire load or an RMW).
+        // Relaxed: the store this waits for is the Release RMW that ends
+        // the completion window (`finish_completion`, state.rs point 3).
+        // Without Acquire a caller could see the new phase before the
+        // completion function's writes, but none reads data on the strength
+        // of this load: `Seat::enter` loops back to its own Acquire load,
+        // which synchronizes with that RMW, and an operation recorded again
+        // goes through a CAS, which reads the latest word.
         let s = self.state.load(Ordering::Relaxed);
         match check(s) {
             Some(done) => done,

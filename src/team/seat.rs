@@ -208,7 +208,9 @@ impl<F: Completion> Seat<'_, F> {
     #[track_caller]
     pub fn arrive_and_drop(self) {
         let barrier = &self.team.barrier;
-        // Relaxed: only decides whether to panic; the arrival orders itself.
+        // Relaxed: a poisoned word is only a reason to panic, which reads
+        // nothing the poisoner wrote; a stale unpoisoned word leads to the
+        // arrival's RMW, which reads the latest word and orders itself.
         let s = barrier.snapshot(Ordering::Relaxed);
         if s.poison().is_some() {
             poisoned_panic(SeatCall::ArriveAndDrop, s);
@@ -226,8 +228,11 @@ impl<F: Completion> Seat<'_, F> {
     pub(super) fn enter(&self, call: SeatCall) -> Phase {
         let barrier = &self.team.barrier;
         let last = self.last.get();
-        // Acquire: this arrival's node CAS must happen-after the re-arm of
-        // its round (module docs, point 3).
+        // Acquire: synchronizes with the root climber's RMW that started
+        // this phase (state.rs point 3), which came after every node's
+        // re-arm of the last round; so this arrival's node CAS
+        // happens-after its node's re-arm. With Relaxed the CAS could read
+        // the node's previous round (module docs, point 3).
         let mut s = barrier.snapshot(Ordering::Acquire);
         loop {
             if s.poison().is_some() {
@@ -336,8 +341,10 @@ impl<F: Completion> Drop for Seat<'_, F> {
             barrier.poison();
             return;
         }
-        // Relaxed: only skips a leave that would do nothing (the leave
-        // itself is quiet on a poisoned or retired word, too).
+        // Relaxed: only skips a leave that would do nothing, and reads
+        // nothing on the strength of it; a stale running word leads to the
+        // leave's RMW, which reads the latest word and is quiet on a
+        // poisoned or retired one.
         let s = barrier.snapshot(Ordering::Relaxed);
         if s.poison().is_some() || s.is_retired() {
             return;
