@@ -534,12 +534,6 @@ impl<F: Completion> Barrier<F> {
         self.state.load(Ordering::Relaxed).phase()
     }
 
-    /// The barrier's identity: its address.
-    #[inline]
-    pub(crate) fn key(&self) -> usize {
-        self as *const Self as *const () as usize
-    }
-
     #[inline]
     fn token(&self, arrival: Arrival) -> ArrivalToken {
         ArrivalToken {
@@ -676,6 +670,14 @@ const fn expected_const(expected: usize) -> u32 {
         "mbarrier: new: expected must be in 1 ..= 1048575 (Barrier::MAX)"
     );
     expected as u32
+}
+
+impl<F> Barrier<F> {
+    /// The barrier's identity: its address.
+    #[inline]
+    pub(crate) fn key(&self) -> usize {
+        self as *const Self as *const () as usize
+    }
 }
 
 impl<F> fmt::Debug for Barrier<F> {

@@ -227,7 +227,10 @@ type Counts = [CachePadded<AtomicU64>; Phase::COUNT];
 /// or more than `n` threads use the barrier), the results are unspecified (a
 /// hang, or a wrong count), but memory safety holds. `sync()` may be mixed
 /// with another variant within one phase: its callers count as false for
-/// `sync_count` and `sync_or`, and are not counted by `sync_and`.
+/// `sync_count` and `sync_or`, and are not counted by `sync_and`. With the
+/// cargo feature `diagnostics`, a sync of a phase from another call site
+/// or of another kind than the phase's first panics instead, naming both,
+/// and poisons the block (the crate docs' "Debugging a hang").
 ///
 /// # Examples
 ///
@@ -250,6 +253,9 @@ pub struct BlockBarrier {
     team: Team,
     counts: Counts,
     threads: usize,
+    /// The first sync of each phase mod 4, for the divergence check.
+    #[cfg(feature = "diagnostics")]
+    sites: crate::diagnostics::sites::Sites,
     /// [`UNUSED`], [`SEATLESS`] or [`SEATS`]: set once, orders nothing, so
     /// a plain std atomic under the model checkers too.
     mode: ClaimU64,
@@ -281,6 +287,8 @@ impl BlockBarrier {
             team: Team::new(threads),
             counts: std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
             threads,
+            #[cfg(feature = "diagnostics")]
+            sites: crate::diagnostics::sites::Sites::new(),
             mode: ClaimU64::new(UNUSED),
         }
     }
@@ -416,7 +424,9 @@ impl BlockBarrier {
     #[inline]
     fn sync_seatless(&self, call: SyncCall) -> Votes {
         self.seatless(call.name());
-        self.reduce(call, || self.team.arrive_and_wait_seatless().is_leader())
+        self.reduce(call, None, || {
+            self.team.arrive_and_wait_seatless().is_leader()
+        })
     }
 
     /// A seat-less sync: panics (changing nothing) if seats were taken.
@@ -441,12 +451,22 @@ impl BlockBarrier {
     }
 
     /// One phase: steps 1–5 of the module docs; `call` gives this thread's
-    /// vote, `arrive_and_wait` is its arrival and wait (whether it led).
+    /// vote, `arrive_and_wait` is its arrival and wait (whether it led);
+    /// `rank` is the seat's, if synced through one (for the diagnostics).
     /// Returns the phase's counter.
     #[track_caller]
     #[inline]
-    fn reduce(&self, call: SyncCall, arrive_and_wait: impl FnOnce() -> bool) -> Votes {
+    fn reduce(
+        &self,
+        call: SyncCall,
+        rank: Option<usize>,
+        arrive_and_wait: impl FnOnce() -> bool,
+    ) -> Votes {
         let k = self.team.phase();
+        #[cfg(feature = "diagnostics")]
+        let _as = self.check_sync(k.index(), call, rank);
+        #[cfg(not(feature = "diagnostics"))]
+        let _ = rank;
         let add = call.vote();
         if add != 0 {
             // Relaxed: the arrival below (a Release RMW) carries the add.
@@ -460,8 +480,48 @@ impl BlockBarrier {
             // Relaxed: the barrier orders the clear after every read of phase
             // k - 2 and before every add of phase k + 2 (module docs).
             self.counts[k.plus(2).index()].store(0, Ordering::Relaxed);
+            #[cfg(feature = "diagnostics")]
+            self.sites.clear(k.plus(2).index());
         }
         Votes(count)
+    }
+
+    /// The divergence check of a sync of phase `k`, made at the caller's
+    /// call site (diagnostics/sites.rs): a sync that differs from the
+    /// phase's first poisons the block and panics, unless the block is
+    /// poisoned already (then the arrival panics as usual). Returns the
+    /// guard that reports this thread's wait as a wait on the block.
+    #[cfg(feature = "diagnostics")]
+    #[track_caller]
+    fn check_sync(
+        &self,
+        k: usize,
+        call: SyncCall,
+        rank: Option<usize>,
+    ) -> crate::diagnostics::DescribeAs {
+        use crate::diagnostics::sites::{Kind, Site};
+        let site = Site {
+            location: std::panic::Location::caller(),
+            kind: match call {
+                SyncCall::Sync => Kind::Sync,
+                SyncCall::Count(_) => Kind::Count,
+                SyncCall::And(_) => Kind::And,
+                SyncCall::Or(_) => Kind::Or,
+            },
+            rank,
+        };
+        if let Err(divergence) = self.sites.check(k, site) {
+            if !self.is_poisoned() {
+                self.poison();
+                panic!("{divergence}");
+            }
+        }
+        let subject = crate::diagnostics::Subject {
+            ptr: self as *const Self as *const (),
+            describe: describe_block,
+            level: 2,
+        };
+        crate::diagnostics::describe_as(self.team.key(), subject, site.location)
     }
 
     /// Waits like [`sync`](BlockBarrier::sync) and returns whether `pred`
@@ -551,6 +611,23 @@ impl fmt::Debug for BlockBarrier {
             .field("threads", &self.threads)
             .field("barrier", self.team.barrier_debug())
             .finish()
+    }
+}
+
+/// A `BlockBarrier` for a stall report: its kind, `Debug` and missing ranks.
+///
+/// # Safety
+///
+/// `ptr` points to a live `BlockBarrier`.
+#[cfg(feature = "diagnostics")]
+unsafe fn describe_block(ptr: *const (), _: u64, _: u64) -> crate::diagnostics::Described {
+    // SAFETY: the caller's contract.
+    let block = unsafe { &*(ptr as *const BlockBarrier) };
+    crate::diagnostics::Described {
+        kind: "BlockBarrier",
+        debug: format!("{block:?}"),
+        missing: None,
+        mask: None,
     }
 }
 

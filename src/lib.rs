@@ -37,10 +37,15 @@
 //! - [`WarpBarrier`]: `__syncwarp(mask)` for up to 64 lanes.
 //! - [`launch`] and [`Block`]: run a closure on a CPU "thread block", with
 //!   `thread_rank()`, `size()` and `sync()` as in `cooperative_groups`.
+//! - `diagnostics` (cargo feature `diagnostics`): `stalls()`, with its
+//!   `Stall` and `Waiter`, and the divergent-`__syncthreads` check (see
+//!   "Debugging a hang" below).
 //!
 #![doc = include_str!("../docs/std.md")]
 //!
 #![doc = include_str!("../docs/pitfalls.md")]
+//!
+#![doc = include_str!("../docs/debugging.md")]
 //!
 //! # Memory ordering
 //!
@@ -131,12 +136,16 @@
 //! crate runs them), and with
 //! `--cfg shuttle` to [shuttle](https://docs.rs/shuttle)'s, for randomized
 //! schedules. Nothing changes for normal builds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
 mod barrier;
 mod block;
 mod completion;
+#[cfg(feature = "diagnostics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "diagnostics")))]
+pub mod diagnostics;
 mod launch;
 mod op;
 mod park;

@@ -94,6 +94,21 @@ pub(crate) fn yield_now() {
     shuttle::thread::yield_now();
 }
 
+/// Gives the core away in a loop that ends only once another thread lets
+/// go of something it holds for a moment (the diagnostics' waiter record):
+/// a real yield in every build, since a model checker must run the holder
+/// for the loop to end.
+#[cfg(feature = "diagnostics")]
+#[inline]
+pub(crate) fn yield_to_holder() {
+    #[cfg(not(any(loom, shuttle)))]
+    std::thread::yield_now();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(shuttle)]
+    shuttle::thread::yield_now();
+}
+
 /// `UnsafeCell` with loom's closure-based access, for the std and shuttle builds.
 #[cfg(not(loom))]
 #[derive(Debug)]

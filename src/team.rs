@@ -500,6 +500,49 @@ impl<F> fmt::Debug for Team<F> {
     }
 }
 
+#[cfg(feature = "diagnostics")]
+impl<F: Completion> Team<F> {
+    /// The key of the team's word, as its waits are recorded under.
+    pub(crate) fn key(&self) -> usize {
+        self.barrier.key()
+    }
+
+    /// Until the guard drops, this thread's wait on the team's word is
+    /// reported as a wait on the team, made at `location`.
+    pub(crate) fn describe_wait(
+        &self,
+        location: &'static std::panic::Location<'static>,
+    ) -> crate::diagnostics::DescribeAs {
+        crate::diagnostics::describe_as(self.barrier.key(), self.subject(), location)
+    }
+
+    /// This team, as a stall report describes it.
+    pub(crate) fn subject(&self) -> crate::diagnostics::Subject {
+        crate::diagnostics::Subject {
+            ptr: self as *const Self as *const (),
+            describe: describe::<F>,
+            level: 1,
+        }
+    }
+}
+
+/// A `Team<F>` for a stall report: its kind, `Debug` and missing ranks.
+///
+/// # Safety
+///
+/// `ptr` points to a live `Team<F>`.
+#[cfg(feature = "diagnostics")]
+unsafe fn describe<F: Completion>(ptr: *const (), _: u64, _: u64) -> crate::diagnostics::Described {
+    // SAFETY: the caller's contract.
+    let team = unsafe { &*(ptr as *const Team<F>) };
+    crate::diagnostics::Described {
+        kind: "Team",
+        debug: format!("{team:?}"),
+        missing: None,
+        mask: None,
+    }
+}
+
 /// The iterator of [`Team::seats`].
 ///
 /// # Examples

@@ -187,6 +187,9 @@ pub(crate) struct Waiter {
     spun: bool,
     policy: Policy,
     trace: Trace,
+    /// This wait for the stall reports, begun once it stops spinning.
+    #[cfg(feature = "diagnostics")]
+    record: crate::diagnostics::Record,
 }
 
 impl Waiter {
@@ -199,7 +202,17 @@ impl Waiter {
             spun: false,
             policy,
             trace: Trace::new(),
+            #[cfg(feature = "diagnostics")]
+            record: Default::default(),
         }
+    }
+
+    /// Describes this wait for the stall reports (recorded if it stops
+    /// spinning).
+    #[cfg(feature = "diagnostics")]
+    pub(crate) fn recorded(mut self, info: crate::diagnostics::WaitInfo) -> Waiter {
+        self.record = crate::diagnostics::Record::new(info);
+        self
     }
 
     /// Waits on `word`, starting from `s` (a load that `check` did not
@@ -225,12 +238,16 @@ impl Waiter {
                     return Ok(done);
                 }
             }
+            #[cfg(feature = "diagnostics")]
+            self.record.begin();
             self.trace.enter(Stage::Yield);
             if let Some(done) = yield_cpu(word, self.deadline, &check, self.policy) {
                 self.trace.end(Stage::Yield);
                 return Ok(done);
             }
         }
+        #[cfg(feature = "diagnostics")]
+        self.record.begin();
         self.trace.enter(Stage::Park);
         let end = park_until(word, self.deadline, check);
         self.trace.end(Stage::Park);

@@ -200,7 +200,7 @@ impl WarpBarrier {
         if Lane::parked(old) {
             self.wake_waiters_of(lane, old);
         }
-        self.wait(others, (old & COUNT) + 1);
+        self.wait(mask, others, (old & COUNT) + 1);
     }
 
     #[track_caller]
@@ -258,9 +258,16 @@ impl WarpBarrier {
     /// when every lane of the mask can run at once, since otherwise the lane
     /// we wait for is likely not running and spinning would take its core.
     /// Counts only grow, so a lane found caught up is not read again.
-    fn wait(&self, others: u64, round: u64) {
+    /// (`mask` is the whole mask, for the stall reports.)
+    #[cfg_attr(feature = "diagnostics", track_caller)]
+    fn wait(&self, mask: u64, others: u64, round: u64) {
         let mut behind = self.behind(others, round);
-        let mut waiter = Waiter::new(others.count_ones() + 1, None);
+        let waiter = Waiter::new(others.count_ones() + 1, None);
+        #[cfg(feature = "diagnostics")]
+        let waiter = waiter.recorded(self.wait_info(mask, round));
+        #[cfg(not(feature = "diagnostics"))]
+        let _ = mask;
+        let mut waiter = waiter;
         let caught_up = |s: u64| (s & COUNT >= round).then_some(());
         while behind != 0 {
             let target = behind.trailing_zeros() as usize;
@@ -322,6 +329,50 @@ impl fmt::Debug for WarpBarrier {
         f.debug_struct("WarpBarrier")
             .field("synced", &Counts(&self.lanes))
             .finish()
+    }
+}
+
+#[cfg(feature = "diagnostics")]
+impl WarpBarrier {
+    /// This lane's wait for the lanes of `mask` to reach sync `round`, made
+    /// at the caller's call site, for the stall reports. The lanes of one
+    /// mask waiting for one round share a record's key.
+    #[track_caller]
+    fn wait_info(&self, mask: u64, round: u64) -> crate::diagnostics::WaitInfo {
+        crate::diagnostics::WaitInfo {
+            key: self as *const Self as usize,
+            tag: mask,
+            phase: round,
+            subject: crate::diagnostics::Subject {
+                ptr: self as *const Self as *const (),
+                describe: describe_warp,
+                level: 0,
+            },
+            location: std::panic::Location::caller(),
+        }
+    }
+}
+
+/// A `WarpBarrier` for a stall report; `tag` is the mask waited on and
+/// `phase` the round.
+///
+/// # Safety
+///
+/// `ptr` points to a live `WarpBarrier`.
+#[cfg(feature = "diagnostics")]
+unsafe fn describe_warp(ptr: *const (), mask: u64, round: u64) -> crate::diagnostics::Described {
+    // SAFETY: the caller's contract.
+    let warp = unsafe { &*(ptr as *const WarpBarrier) };
+    let missing = (0..warp.lanes())
+        .filter(|&l| mask & (1 << l) != 0)
+        // Relaxed: a diagnostic snapshot; nothing is read through it.
+        .filter(|&l| warp.lanes[l].synced.load(Ordering::Relaxed) & COUNT < round)
+        .collect();
+    crate::diagnostics::Described {
+        kind: "WarpBarrier",
+        debug: format!("{warp:?}"),
+        missing: Some(missing),
+        mask: Some(mask),
     }
 }
 

@@ -53,6 +53,8 @@ pub struct WaitFuture<'a, F = ()> {
     barrier: &'a Barrier<F>,
     phase: Phase,
     node: TaskNode,
+    #[cfg(feature = "diagnostics")]
+    diag: Diag,
 }
 
 /// The future of [`Barrier::wait_parity_async`]: completes once the phase of
@@ -81,6 +83,8 @@ pub struct ParityWaitFuture<'a, F = ()> {
     barrier: &'a Barrier<F>,
     parity: bool,
     node: TaskNode,
+    #[cfg(feature = "diagnostics")]
+    diag: Diag,
 }
 
 /// The future of [`Barrier::arrive_and_wait_async`]: the arrival happened
@@ -114,6 +118,8 @@ pub struct ArriveAndWaitFuture<'a, F = ()> {
     phase: Phase,
     leader: bool,
     node: TaskNode,
+    #[cfg(feature = "diagnostics")]
+    diag: Diag,
 }
 
 // The node must stay where the table points: every future is `!Unpin`.
@@ -124,22 +130,79 @@ static_assertions::assert_impl_all!(WaitFuture<'static>: Send, Sync, fmt::Debug)
 static_assertions::assert_impl_all!(ParityWaitFuture<'static>: Send, Sync, fmt::Debug);
 static_assertions::assert_impl_all!(ArriveAndWaitFuture<'static>: Send, Sync, fmt::Debug);
 
+/// A future's record for the stall reports: where its wait was made, and
+/// the record while it is pending.
+#[cfg(feature = "diagnostics")]
+#[derive(Debug)]
+struct Diag {
+    location: &'static std::panic::Location<'static>,
+    /// A higher layer's description of the wait (a `Team`'s), if any.
+    subject: Option<crate::diagnostics::Subject>,
+    wait: crate::diagnostics::TaskWait,
+}
+
+#[cfg(feature = "diagnostics")]
+impl Diag {
+    #[track_caller]
+    fn here() -> Diag {
+        Diag {
+            location: std::panic::Location::caller(),
+            subject: None,
+            wait: Default::default(),
+        }
+    }
+
+    /// After a poll of a wait on `barrier` (for `phase`, or its current one).
+    fn polled<F>(&self, barrier: &Barrier<F>, phase: Option<Phase>, pending: bool) {
+        self.wait.polled(
+            pending,
+            barrier.key(),
+            || phase.unwrap_or_else(|| barrier.current_phase()).bits(),
+            self.subject.unwrap_or_else(|| barrier.subject()),
+            self.location,
+        );
+    }
+}
+
+/// A higher layer (a `Team`) describes the futures' waits as its own, for
+/// the stall reports: `subject` must outlive the future (it owns the
+/// barrier the future borrows).
+#[cfg(feature = "diagnostics")]
+macro_rules! described_as {
+    ($($future:ident),*) => {$(
+        impl<F> $future<'_, F> {
+            pub(crate) fn described_as(mut self, subject: crate::diagnostics::Subject) -> Self {
+                self.diag.subject = Some(subject);
+                self
+            }
+        }
+    )*};
+}
+#[cfg(feature = "diagnostics")]
+described_as!(WaitFuture, ParityWaitFuture, ArriveAndWaitFuture);
+
 impl<'a, F: Completion> WaitFuture<'a, F> {
+    #[cfg_attr(feature = "diagnostics", track_caller)]
     pub(crate) fn new(barrier: &'a Barrier<F>, phase: Phase) -> Self {
         WaitFuture {
             barrier,
             phase,
             node: barrier.task_node(),
+            #[cfg(feature = "diagnostics")]
+            diag: Diag::here(),
         }
     }
 }
 
 impl<'a, F: Completion> ParityWaitFuture<'a, F> {
+    #[cfg_attr(feature = "diagnostics", track_caller)]
     pub(crate) fn new(barrier: &'a Barrier<F>, parity: bool) -> Self {
         ParityWaitFuture {
             barrier,
             parity,
             node: barrier.task_node(),
+            #[cfg(feature = "diagnostics")]
+            diag: Diag::here(),
         }
     }
 }
@@ -148,6 +211,7 @@ impl<'a, F: Completion> ArriveAndWaitFuture<'a, F> {
     /// The wait after an arrival already recorded by `op` (named in panic
     /// messages) in `phase`; `completed` if that arrival completed it (the
     /// future is then ready at once, and its result is the leader's).
+    #[cfg_attr(feature = "diagnostics", track_caller)]
     pub(crate) fn arrived(
         barrier: &'a Barrier<F>,
         op: &'static str,
@@ -160,6 +224,8 @@ impl<'a, F: Completion> ArriveAndWaitFuture<'a, F> {
             phase,
             leader: completed,
             node: barrier.task_node(),
+            #[cfg(feature = "diagnostics")]
+            diag: Diag::here(),
         }
     }
 }
@@ -180,8 +246,13 @@ impl<F: Completion> Future for WaitFuture<'_, F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.into_ref();
         let target = Target::Token(this.phase);
-        this.barrier
-            .poll_wait_async("wait_async", pinned_node!(this), cx, target)
+        let poll = this
+            .barrier
+            .poll_wait_async("wait_async", pinned_node!(this), cx, target);
+        #[cfg(feature = "diagnostics")]
+        this.diag
+            .polled(this.barrier, Some(this.phase), poll.is_pending());
+        poll
     }
 }
 
@@ -191,8 +262,12 @@ impl<F: Completion> Future for ParityWaitFuture<'_, F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.into_ref();
         let target = Target::Parity(this.parity);
-        this.barrier
-            .poll_wait_async("wait_parity_async", pinned_node!(this), cx, target)
+        let poll =
+            this.barrier
+                .poll_wait_async("wait_parity_async", pinned_node!(this), cx, target);
+        #[cfg(feature = "diagnostics")]
+        this.diag.polled(this.barrier, None, poll.is_pending());
+        poll
     }
 }
 
@@ -205,9 +280,13 @@ impl<F: Completion> Future for ArriveAndWaitFuture<'_, F> {
             return Poll::Ready(BarrierWaitResult { is_leader: true });
         }
         let target = Target::Arrival(this.phase);
-        this.barrier
-            .poll_wait_async(this.op, pinned_node!(this), cx, target)
-            .map(|()| BarrierWaitResult { is_leader: false })
+        let poll = this
+            .barrier
+            .poll_wait_async(this.op, pinned_node!(this), cx, target);
+        #[cfg(feature = "diagnostics")]
+        this.diag
+            .polled(this.barrier, Some(this.phase), poll.is_pending());
+        poll.map(|()| BarrierWaitResult { is_leader: false })
     }
 }
 

@@ -264,9 +264,12 @@ impl<F: Completion> Barrier<F> {
         let s = self.begin_wait(op);
         let end = match classify(s) {
             Some(end) => Some(end),
-            None => Waiter::new(s.expected(), deadline)
-                .wait(&self.state, s, classify)
-                .ok(),
+            None => {
+                let waiter = Waiter::new(s.expected(), deadline);
+                #[cfg(feature = "diagnostics")]
+                let waiter = waiter.recorded(self.wait_info(s.phase()));
+                { waiter }.wait(&self.state, s, classify).ok()
+            }
         };
         // A `match`, not a closure: `finish` panics at the caller's location.
         match end {
@@ -343,5 +346,55 @@ impl End {
                 s.phase()
             ),
         }
+    }
+}
+
+#[cfg(feature = "diagnostics")]
+impl<F> Barrier<F> {
+    /// A blocking wait of this thread for `phase`, made at the caller's
+    /// call site, for the stall reports (unless a higher layer described
+    /// the wait on this word first).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn wait_info(&self, phase: Phase) -> crate::diagnostics::WaitInfo {
+        crate::diagnostics::WaitInfo {
+            key: self.key(),
+            tag: 0,
+            phase: phase.bits(),
+            subject: self.subject(),
+            location: std::panic::Location::caller(),
+        }
+    }
+
+    /// The current phase (mod 4), for a record.
+    pub(crate) fn current_phase(&self) -> Phase {
+        // Relaxed: a diagnostic snapshot; nothing is read through it.
+        self.state.load(Ordering::Relaxed).phase()
+    }
+
+    /// This barrier, as a stall report describes it.
+    pub(crate) fn subject(&self) -> crate::diagnostics::Subject {
+        crate::diagnostics::Subject {
+            ptr: self as *const Self as *const (),
+            describe: describe::<F>,
+            level: 0,
+        }
+    }
+}
+
+/// A `Barrier<F>` for a stall report: its kind and `Debug`; it knows no ranks.
+///
+/// # Safety
+///
+/// `ptr` points to a live `Barrier<F>`.
+#[cfg(feature = "diagnostics")]
+unsafe fn describe<F>(ptr: *const (), _: u64, _: u64) -> crate::diagnostics::Described {
+    // SAFETY: the caller's contract.
+    let barrier = unsafe { &*(ptr as *const Barrier<F>) };
+    crate::diagnostics::Described {
+        kind: "Barrier",
+        debug: format!("{barrier:?}"),
+        missing: None,
+        mask: None,
     }
 }

@@ -67,8 +67,9 @@ impl<'a> BlockSeat<'a> {
     #[track_caller]
     #[inline]
     pub(crate) fn sync_as(&self, call: SyncCall) -> Votes {
-        self.block
-            .reduce(call, || self.seat.arrive_and_wait().is_leader())
+        self.block.reduce(call, Some(self.rank()), || {
+            self.seat.arrive_and_wait().is_leader()
+        })
     }
 
     /// `__syncthreads()` through this seat; see [`BlockBarrier::sync`].
@@ -175,6 +176,8 @@ impl Drop for BlockSeat<'_> {
         // Relaxed: ordered by this seat's last wait and its leave's
         // arrival, as the leader's clear is (module docs).
         self.block.counts[k.plus(2).index()].store(0, Ordering::Relaxed);
+        #[cfg(feature = "diagnostics")]
+        self.block.sites.clear(k.plus(2).index());
     }
 }
 

@@ -30,6 +30,8 @@ impl<F: Completion> Team<F> {
     /// ```
     #[track_caller]
     pub fn wait(&self, token: ArrivalToken) {
+        #[cfg(feature = "diagnostics")]
+        let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait(token);
     }
 
@@ -75,6 +77,8 @@ impl<F: Completion> Team<F> {
     /// ```
     #[track_caller]
     pub fn wait_timeout(&self, token: ArrivalToken, timeout: Duration) -> Result<(), ArrivalToken> {
+        #[cfg(feature = "diagnostics")]
+        let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait_timeout(token, timeout)
     }
 
@@ -100,6 +104,8 @@ impl<F: Completion> Team<F> {
         token: ArrivalToken,
         deadline: Instant,
     ) -> Result<(), ArrivalToken> {
+        #[cfg(feature = "diagnostics")]
+        let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait_deadline(token, deadline)
     }
 
@@ -156,6 +162,8 @@ impl<F: Completion> Team<F> {
     /// ```
     #[track_caller]
     pub fn wait_parity(&self, parity: bool) {
+        #[cfg(feature = "diagnostics")]
+        let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait_parity(parity);
     }
 
@@ -176,6 +184,8 @@ impl<F: Completion> Team<F> {
     #[track_caller]
     #[must_use = "false: the phase had not completed in time"]
     pub fn wait_parity_timeout(&self, parity: bool, timeout: Duration) -> bool {
+        #[cfg(feature = "diagnostics")]
+        let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait_parity_timeout(parity, timeout)
     }
 
@@ -266,7 +276,10 @@ impl<F: Completion> Team<F> {
     /// ```
     #[track_caller]
     pub fn wait_async(&self, token: ArrivalToken) -> WaitFuture<'_, F> {
-        self.barrier.wait_async(token)
+        let future = self.barrier.wait_async(token);
+        #[cfg(feature = "diagnostics")]
+        let future = future.described_as(self.subject());
+        future
     }
 
     /// Waits, as a future, until the phase of parity `parity` has
@@ -287,8 +300,12 @@ impl<F: Completion> Team<F> {
     ///     .unwrap()
     ///     .block_on(team.wait_parity_async(false)); // returns at once
     /// ```
+    #[cfg_attr(feature = "diagnostics", track_caller)]
     pub fn wait_parity_async(&self, parity: bool) -> ParityWaitFuture<'_, F> {
-        self.barrier.wait_parity_async(parity)
+        let future = self.barrier.wait_parity_async(parity);
+        #[cfg(feature = "diagnostics")]
+        let future = future.described_as(self.subject());
+        future
     }
 
     /// One seat-less arrival and wait on the team's word, bypassing the

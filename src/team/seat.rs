@@ -123,6 +123,8 @@ impl<F: Completion> Seat<'_, F> {
     pub fn arrive_and_wait(&self) -> BarrierWaitResult {
         let (token, completed) = self.arrive_as(SeatCall::ArriveAndWait, 0);
         if !completed {
+            #[cfg(feature = "diagnostics")]
+            let _as = self.team.describe_wait(std::panic::Location::caller());
             self.team.barrier.wait(token);
         }
         BarrierWaitResult {
@@ -155,12 +157,15 @@ impl<F: Completion> Seat<'_, F> {
     #[track_caller]
     pub fn arrive_and_wait_async(&self) -> ArriveAndWaitFuture<'_, F> {
         let (token, completed) = self.arrive_as(SeatCall::ArriveAndWaitAsync, 0);
-        ArriveAndWaitFuture::arrived(
+        let future = ArriveAndWaitFuture::arrived(
             &self.team.barrier,
             "Seat::arrive_and_wait_async()",
             token.phase,
             completed,
-        )
+        );
+        #[cfg(feature = "diagnostics")]
+        let future = future.described_as(self.team.subject());
+        future
     }
 
     /// Arrives once and adds `tx` to the phase's transaction count, as one

@@ -1,0 +1,351 @@
+//! The registry of waiters: every [`Slot`] ever made, each owned by a
+//! thread (for its life) or by a pending async wait (for that wait), and the
+//! one reader that walks them ([`scan`]).
+//!
+//! A thread takes a slot on its first blocking wait and keeps it in a
+//! thread-local until it exits; the slot then goes back to the pool for the
+//! next thread (so a program that spawns threads in a loop, as `launch`
+//! does, keeps as many slots as it had threads alive at once). A blocking
+//! wait is recorded only once it stops spinning (it yields or parks: it has
+//! waited for microseconds already, and yielding or parking costs more than
+//! the record): a clock read, a thread-local, a few stores and one CAS on
+//! the thread's own slot. A wait that ends while spinning records nothing.
+//! The pool's lock is taken only to hand out a slot, by an async wait that
+//! found its phase incomplete, and by the reader.
+//!
+//! Slots are never freed: they live in a `static` pool, leaked on purpose,
+//! so a reader can walk them without caring who owns them. Under the model
+//! checkers (`--cfg loom` / `--cfg shuttle`) nothing is registered, since a
+//! model's atomics cannot outlive one execution; the slot's protocol has its
+//! own loom model (`slot.rs`).
+
+use super::slot::{Slot, Subject, Wait};
+use crate::sync::thread_local;
+use std::cell::Cell;
+use std::panic::Location;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+/// A slot of the pool, and who owns it.
+struct Entry {
+    slot: &'static Slot,
+    /// Whether a thread or an async wait owns it.
+    owned: bool,
+    /// The owner, for the report: the thread's name (or `thread <id>`), or
+    /// `task`.
+    name: String,
+}
+
+/// Every slot ever made. Locked to hand out or return a slot and by the
+/// reader; never by a blocking wait.
+static POOL: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+fn pool() -> MutexGuard<'static, Vec<Entry>> {
+    // A panic under the lock leaves the pool consistent (each step is one
+    // assignment), so a poisoned lock is used as is.
+    POOL.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Takes a free slot (or makes one) for `name`.
+fn claim(name: String) -> &'static Slot {
+    super::report::start_if_asked();
+    let mut pool = pool();
+    if let Some(e) = pool.iter_mut().find(|e| !e.owned) {
+        e.owned = true;
+        e.name = name;
+        return e.slot;
+    }
+    let slot: &'static Slot = Box::leak(Box::new(Slot::new()));
+    pool.push(Entry {
+        slot,
+        owned: true,
+        name,
+    });
+    slot
+}
+
+/// Gives a slot back (its owner's wait has ended).
+fn unclaim(slot: &'static Slot) {
+    let mut pool = pool();
+    if let Some(e) = pool.iter_mut().find(|e| std::ptr::eq(e.slot, slot)) {
+        e.owned = false;
+    }
+}
+
+/// The name of the calling thread for the report.
+fn thread_name() -> String {
+    let thread = std::thread::current();
+    match thread.name() {
+        Some(name) => name.to_owned(),
+        None => {
+            // `ThreadId(7)` → `thread 7` (its number has no stable getter).
+            let id = format!("{:?}", thread.id());
+            let digits: String = id.chars().filter(char::is_ascii_digit).collect();
+            format!("thread {digits}")
+        }
+    }
+}
+
+/// A thread's record keeping, in one thread-local: its slot (returned to
+/// the pool when the thread exits), a higher layer's description of the
+/// wait it is about to make ([`describe_as`]), and whether its slot holds a
+/// wait now (a wait inside a wait, which should not happen, is then not
+/// recorded).
+struct Local {
+    slot: Cell<Option<&'static Slot>>,
+    describe_as: Cell<Option<Override>>,
+    waiting: Cell<bool>,
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.get() {
+            unclaim(slot);
+        }
+    }
+}
+
+thread_local! {
+    static LOCAL: Local = const {
+        Local {
+            slot: Cell::new(None),
+            describe_as: Cell::new(None),
+            waiting: Cell::new(false),
+        }
+    };
+}
+
+/// How a higher layer (a `Team`'s seat, a block's sync) describes the wait
+/// on its word that it is about to make: the word's key, itself, and its
+/// caller's call site.
+#[derive(Clone, Copy)]
+struct Override {
+    key: usize,
+    subject: Subject,
+    location: &'static Location<'static>,
+}
+
+/// Until the guard drops, a blocking wait of this thread on the word keyed
+/// `key` is recorded as a wait on `subject` from `location` instead of as
+/// the lower layer describes it (a wait on another word is not affected).
+/// The outermost description stands (a `Block`'s over its seat's).
+#[must_use]
+pub(crate) struct DescribeAs(bool);
+
+pub(crate) fn describe_as(
+    key: usize,
+    subject: Subject,
+    location: &'static Location<'static>,
+) -> DescribeAs {
+    let new = Override {
+        key,
+        subject,
+        location,
+    };
+    let set = LOCAL
+        .try_with(|l| l.describe_as.get().is_none() && l.describe_as.replace(Some(new)).is_none());
+    DescribeAs(matches!(set, Ok(true)))
+}
+
+impl Drop for DescribeAs {
+    fn drop(&mut self) {
+        if self.0 {
+            let _ = LOCAL.try_with(|l| l.describe_as.set(None));
+        }
+    }
+}
+
+/// A blocking wait to record if it stops spinning: what the waiter knows of
+/// it. Making one costs nothing but the copy.
+#[derive(Clone, Copy)]
+pub(crate) struct WaitInfo {
+    /// The word's key (its address), shared by the phase's waiters.
+    pub(crate) key: usize,
+    /// Also shared by a phase's waiters: a `WarpBarrier`'s mask, else 0.
+    pub(crate) tag: u64,
+    /// The phase waited for (mod 4), or a `WarpBarrier`'s round.
+    pub(crate) phase: u64,
+    pub(crate) subject: Subject,
+    pub(crate) location: &'static Location<'static>,
+}
+
+/// A blocking wait's record, held by the wait (`wait.rs`'s `Waiter`): not
+/// begun while the wait spins (a wait that ends there costs no clock read
+/// and touches no thread-local), begun when it yields or parks, ended when
+/// it is dropped.
+#[derive(Default)]
+pub(crate) enum Record {
+    #[default]
+    Off,
+    Pending(WaitInfo),
+    Begun(Option<&'static Slot>),
+}
+
+impl Record {
+    pub(crate) fn new(info: WaitInfo) -> Record {
+        Record::Pending(info)
+    }
+
+    /// The wait stopped spinning: records it (once), unless a higher layer
+    /// described the wait on this word first ([`describe_as`]): then as that.
+    #[cold]
+    pub(crate) fn begin(&mut self) {
+        if let Record::Pending(info) = *self {
+            *self = Record::Begun(thread_wait(info));
+        }
+    }
+}
+
+impl Drop for Record {
+    fn drop(&mut self) {
+        if let Record::Begun(Some(slot)) = *self {
+            slot.end();
+            let _ = LOCAL.try_with(|l| l.waiting.set(false));
+        }
+    }
+}
+
+/// Records a blocking wait of this thread (module docs); `None` if not
+/// recorded (a model checker's build, a thread that is exiting, a wait
+/// inside a wait).
+fn thread_wait(info: WaitInfo) -> Option<&'static Slot> {
+    if crate::sync::MODEL {
+        return None;
+    }
+    let WaitInfo {
+        key,
+        tag,
+        phase,
+        subject,
+        location,
+    } = info;
+    let slot = LOCAL.try_with(|l| {
+        if l.waiting.replace(true) {
+            return None;
+        }
+        let (subject, location) = match l.describe_as.get() {
+            Some(o) if o.key == key => (o.subject, o.location),
+            _ => (subject, location),
+        };
+        let slot = match l.slot.get() {
+            Some(slot) => slot,
+            None => {
+                let slot = claim(thread_name());
+                l.slot.set(Some(slot));
+                slot
+            }
+        };
+        Some((slot, subject, location))
+    });
+    // None: the thread is exiting, or already waiting.
+    let Ok(Some((slot, subject, location))) = slot else {
+        return None;
+    };
+    slot.begin(Wait {
+        key,
+        tag,
+        phase,
+        subject,
+        location,
+        since: Instant::now(),
+    });
+    Some(slot)
+}
+
+/// An async wait's record, kept in its future: begun when a poll finds the
+/// phase incomplete, ended when the future completes or is dropped. (A
+/// lock, not a `Cell`: the futures are `Sync`; only the poller takes it.)
+#[derive(Default)]
+pub(crate) struct TaskWait(Mutex<Option<&'static Slot>>);
+
+impl TaskWait {
+    /// After a poll: records the wait while `pending` (once), ends the
+    /// record when not.
+    pub(crate) fn polled(
+        &self,
+        pending: bool,
+        key: usize,
+        phase: impl FnOnce() -> u64,
+        subject: Subject,
+        location: &'static Location<'static>,
+    ) {
+        if crate::sync::MODEL {
+            return;
+        }
+        let mut mine = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match (*mine, pending) {
+            (None, true) => {
+                let slot = claim("task".to_owned());
+                slot.begin(Wait {
+                    key,
+                    tag: 0,
+                    phase: phase(),
+                    subject,
+                    location,
+                    since: Instant::now(),
+                });
+                *mine = Some(slot);
+            }
+            (Some(slot), false) => {
+                *mine = None;
+                slot.end();
+                unclaim(slot);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Drop for TaskWait {
+    fn drop(&mut self) {
+        let mine = self.0.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Some(slot) = mine.take() {
+            slot.end();
+            unclaim(slot);
+        }
+    }
+}
+
+impl std::fmt::Debug for TaskWait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TaskWait")
+    }
+}
+
+/// One recorded wait as the reader found it.
+pub(crate) struct Found {
+    pub(crate) wait: Wait,
+    pub(crate) name: String,
+}
+
+/// Calls `f` with every wait recorded now; while `f` runs, each of those
+/// waits (and so the borrow of its subject) lasts, so `f` may describe
+/// their subjects. One reader at a time (the pool's lock).
+pub(crate) fn scan<R>(f: impl FnOnce(&[Found]) -> R) -> R {
+    let pool = pool();
+    let mut held = Vec::new();
+    let mut found = Vec::new();
+    for e in pool.iter() {
+        if let Some(wait) = e.slot.read() {
+            held.push(e.slot);
+            found.push(Found {
+                wait,
+                name: e.name.clone(),
+            });
+        }
+    }
+    /// Lets go of the records, also if `f` unwinds (a `Debug` that panics).
+    struct Release(Vec<&'static Slot>);
+    impl Drop for Release {
+        fn drop(&mut self) {
+            for slot in &self.0 {
+                slot.release();
+            }
+        }
+    }
+    let _release = Release(held);
+    let r = f(&found);
+    drop(_release);
+    drop(pool);
+    r
+}

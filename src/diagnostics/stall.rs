@@ -1,0 +1,275 @@
+//! [`Stall`] and [`Waiter`]: what [`stalls`](super::stalls) finds, and the
+//! report a person reads (`Display`).
+
+use super::registry::{self, Found};
+use std::fmt;
+use std::panic::Location;
+use std::time::{Duration, Instant};
+
+/// A phase on which some thread or task has been waiting for a while: one
+/// entry of [`stalls`](super::stalls).
+///
+/// Its `Display` is the report to print: the barrier's kind and `Debug`,
+/// the phase, every waiter (name, call site, how long) and the missing
+/// ranks where the barrier knows them, e.g.
+///
+/// ```text
+/// mbarrier: WarpBarrier stalled in phase 1 (mask 0xf): 3 waiting, the longest for 2.001s
+///     barrier: WarpBarrier { synced: [1, 1, 1, 0] }
+///     waiting: "lane-0" at src/main.rs:40:18, for 2.001s
+///              "lane-1" at src/main.rs:40:18, for 2.000s
+///              "lane-2" at src/main.rs:40:18, for 2.000s
+///     missing: lane 3
+/// ```
+///
+/// (`docs/debugging.md` shows a real one.)
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let barrier = mbarrier::Barrier::new(2);
+/// std::thread::scope(|s| {
+///     let token = barrier.arrive();
+///     let waiter = s.spawn(|| barrier.wait(token));
+///     // Give the waiter time to block, then look.
+///     let stall = loop {
+///         let found = mbarrier::diagnostics::stalls(Duration::from_millis(10));
+///         if let Some(stall) = found.into_iter().find(|s| s.barrier().starts_with("Barrier")) {
+///             break stall;
+///         }
+///         std::thread::sleep(Duration::from_millis(10));
+///     };
+///     assert_eq!(stall.phase(), 0);
+///     assert_eq!(stall.waiting().len(), 1);
+///     assert_eq!(stall.missing(), None); // a Barrier knows no ranks
+///     println!("{stall}");
+///     drop(barrier.arrive()); // the missing arrival: the waiter returns
+///     waiter.join().unwrap();
+/// });
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "diagnostics")))]
+#[derive(Clone, Debug)]
+pub struct Stall {
+    kind: &'static str,
+    barrier: String,
+    phase: u8,
+    mask: Option<u64>,
+    waiting: Vec<Waiter>,
+    missing: Option<Vec<usize>>,
+}
+
+/// One thread or task waiting in a [`Stall`]'s phase.
+///
+/// # Examples
+///
+/// ```
+/// # use std::time::Duration;
+/// # let barrier = mbarrier::Barrier::new(2);
+/// # std::thread::scope(|s| {
+/// #     let token = barrier.arrive();
+/// #     let handle = s.spawn(|| barrier.wait(token));
+/// #     let stall = loop {
+/// #         let found = mbarrier::diagnostics::stalls(Duration::from_millis(10));
+/// #         if let Some(stall) = found.into_iter().find(|s| s.barrier().starts_with("Barrier")) {
+/// #             break stall;
+/// #         }
+/// #         std::thread::sleep(Duration::from_millis(10));
+/// #     };
+/// let waiter: &mbarrier::diagnostics::Waiter = &stall.waiting()[0];
+/// assert!(waiter.name().starts_with("thread ")); // an unnamed scoped thread
+/// assert!(waiter.location().file().ends_with(".rs"));
+/// assert!(waiter.waited() > Duration::from_millis(10));
+/// #     drop(barrier.arrive());
+/// #     handle.join().unwrap();
+/// # });
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "diagnostics")))]
+#[derive(Clone, Debug)]
+pub struct Waiter {
+    name: String,
+    location: &'static Location<'static>,
+    waited: Duration,
+}
+
+impl Stall {
+    /// The stalled phase, modulo 4 (as in every message of the crate); for
+    /// a `WarpBarrier`, the waiting lanes' sync count modulo 4.
+    #[must_use]
+    pub fn phase(&self) -> u8 {
+        self.phase
+    }
+
+    /// Every thread and task waiting in this phase, the longest waiting
+    /// first.
+    #[must_use]
+    pub fn waiting(&self) -> &[Waiter] {
+        &self.waiting
+    }
+
+    /// Who has not arrived, ascending, where the report can name them: for
+    /// a `WarpBarrier`, the lanes of the mask that have not reached this
+    /// sync. `None` for the others: a `Barrier` knows no ranks, and a
+    /// `Team`'s or a block's ranks are not reported yet (their `Debug`
+    /// shows how many arrivals are pending).
+    #[must_use]
+    pub fn missing(&self) -> Option<&[usize]> {
+        self.missing.as_deref()
+    }
+
+    /// The barrier's `Debug`, taken when [`stalls`](super::stalls) was
+    /// called (a `Team`'s and a block's with the phase's progress).
+    #[must_use]
+    pub fn barrier(&self) -> &str {
+        &self.barrier
+    }
+
+    /// How long the longest waiter has waited.
+    fn longest(&self) -> Duration {
+        self.waiting.first().map_or(Duration::ZERO, Waiter::waited)
+    }
+}
+
+impl Waiter {
+    /// The thread's name, else `thread <id>`; `task` for an async wait.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Where the wait was called (through `#[track_caller]`): the
+    /// `wait*`, `arrive_and_wait*`, `sync*` call in the user's code.
+    #[must_use]
+    pub fn location(&self) -> &'static Location<'static> {
+        self.location
+    }
+
+    /// How long it had waited when [`stalls`](super::stalls) was called:
+    /// for a thread, since its wait stopped spinning (at most a few
+    /// microseconds after it began); for a task, since the first poll that
+    /// found the phase incomplete.
+    #[must_use]
+    pub fn waited(&self) -> Duration {
+        self.waited
+    }
+}
+
+impl fmt::Display for Stall {
+    /// The report: a headline, then the barrier, each waiter and the
+    /// missing ranks on lines of their own, indented.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "mbarrier: {} stalled in phase {}", self.kind, self.phase)?;
+        if let Some(mask) = self.mask {
+            write!(f, " (mask {mask:#x})")?;
+        }
+        writeln!(
+            f,
+            ": {} waiting, the longest for {:.3?}",
+            self.waiting.len(),
+            self.longest()
+        )?;
+        writeln!(f, "    barrier: {}", self.barrier)?;
+        for (i, w) in self.waiting.iter().enumerate() {
+            let label = if i == 0 { "waiting:" } else { "" };
+            let name = if w.name == "task" {
+                "task".to_owned()
+            } else {
+                format!("{:?}", w.name)
+            };
+            writeln!(
+                f,
+                "    {label:<8} {name} at {}, for {:.3?}",
+                w.location, w.waited
+            )?;
+        }
+        let what = if self.mask.is_some() { "lane" } else { "rank" };
+        match self.missing.as_deref() {
+            None if self.kind == "Barrier" => f.write_str(
+                "    missing: unknown (a Barrier's participants have no ranks; its Debug shows how many arrivals are pending)",
+            ),
+            None => f.write_str(
+                "    missing: unknown (its Debug shows how many arrivals are pending)",
+            ),
+            Some([]) => write!(
+                f,
+                "    missing: none (every {what} arrived; the phase waits for something else, e.g. a transaction count)"
+            ),
+            Some(missing) => {
+                let list: Vec<String> = missing.iter().map(usize::to_string).collect();
+                let s = if missing.len() == 1 { "" } else { "s" };
+                write!(f, "    missing: {what}{s} {}", list.join(", "))
+            }
+        }
+    }
+}
+
+/// What one phase's waiters share: the word, the mask, the phase.
+pub(crate) type Key = (usize, u64, u64);
+
+/// A scan's findings: the stalled phases older than the threshold (with
+/// their keys and earliest start), and every phase with a waiter.
+pub(crate) struct Scan {
+    pub(crate) stalls: Vec<(Key, Instant, Stall)>,
+    /// Every phase with a waiter, with its earliest start.
+    pub(crate) waiting: Vec<(Key, Instant)>,
+}
+
+/// Groups the recorded waits by phase and describes the phases with a wait
+/// older than `older_than`, the longest-stalled first.
+pub(crate) fn collect(older_than: Duration) -> Scan {
+    registry::scan(|found| {
+        let now = Instant::now();
+        let mut groups: Vec<(Key, Vec<&Found>)> = Vec::new();
+        for w in found {
+            let key = (w.wait.key, w.wait.tag, w.wait.phase);
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, g)) => g.push(w),
+                None => groups.push((key, vec![w])),
+            }
+        }
+        let mut scan = Scan {
+            stalls: Vec::new(),
+            waiting: Vec::new(),
+        };
+        for (key, group) in groups {
+            let first = group.iter().map(|w| w.wait.since).min().unwrap_or(now);
+            scan.waiting.push((key, first));
+            if now.saturating_duration_since(first) <= older_than {
+                continue;
+            }
+            let subject = group
+                .iter()
+                .map(|w| w.wait.subject)
+                .max_by_key(|s| s.level)
+                .expect("a group has a waiter");
+            // SAFETY: `scan` holds every record of `found`, so each of these
+            // waits lasts, and with it the borrow of the object it waits on.
+            let d = unsafe { (subject.describe)(subject.ptr, key.1, key.2) };
+            let mut waiting: Vec<Waiter> = group
+                .iter()
+                .map(|w| Waiter {
+                    name: w.name.clone(),
+                    location: w.wait.location,
+                    waited: now.saturating_duration_since(w.wait.since),
+                })
+                .collect();
+            waiting.sort_by_key(|w| std::cmp::Reverse(w.waited));
+            scan.stalls.push((
+                key,
+                first,
+                Stall {
+                    kind: d.kind,
+                    barrier: d.debug,
+                    phase: (key.2 % 4) as u8,
+                    mask: d.mask,
+                    waiting,
+                    missing: d.missing,
+                },
+            ));
+        }
+        scan.stalls
+            .sort_by_key(|s| std::cmp::Reverse(s.2.longest()));
+        scan
+    })
+}
