@@ -4,6 +4,8 @@
 #
 #   device/bench_table   the bench target benches/bench_table/, --features bench (the crate's
 #                        bench_hooks: policy switch and wait-stage counters)
+#   device/bench_table_diagnostics   the same plus --features diagnostics, for
+#                        `bench_table --versus device/bench_table_diagnostics`
 #   device/anchors       ../shared/anchors/anchors.cpp, the C++ peers
 #   device/BUILT_FROM    the commit, the features and the build date
 #
@@ -39,6 +41,14 @@ if [ -z "$table" ]; then
     exit 1
 fi
 cp "$table" device/bench_table
+table=$(RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
+    --target "$target" --bench bench_table "${features[@]}" --features diagnostics --message-format=json |
+    grep -o '"executable":"[^"]*bench_table[^"]*"' | tail -n 1 | cut -d'"' -f4)
+if [ -z "$table" ]; then
+    echo "device-build: cargo named no bench_table executable (diagnostics)" >&2
+    exit 1
+fi
+cp "$table" device/bench_table_diagnostics
 RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
     --target "$target" --example heat
 cp "target/$target/release/examples/heat" device/heat
@@ -51,7 +61,7 @@ nice g++ -O2 -std=c++20 -pthread -fopenmp -static "$anchors" -o device/anchors 2
         exit 1
     }
 
-for b in device/bench_table device/heat device/anchors; do
+for b in device/bench_table device/bench_table_diagnostics device/heat device/anchors; do
     # ldd says "not a dynamic executable" (static) or "statically linked" (static-pie).
     if ! { ldd "$b" 2>&1 || true; } | grep -Eq 'not a dynamic executable|statically linked'; then
         echo "device-build: $b is dynamically linked" >&2

@@ -134,7 +134,9 @@ pub(crate) fn main() {
     let mut policy_targets = Vec::new();
     if o.sections.episode {
         let hogs = Hogs::start(&o);
-        if let Some(n) = o.fresh {
+        if let (Some(n), Some(path)) = (o.fresh, &o.versus) {
+            versus(&mut r, n, path);
+        } else if let Some(n) = o.fresh {
             fresh(&mut r, n, &mut policy_targets);
         } else {
             let res = episodes(&mut r);

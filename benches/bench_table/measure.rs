@@ -10,6 +10,8 @@ pub(crate) struct Meas {
     /// Rounds that the cap ended before their episode count.
     pub(crate) capped: usize,
     pub(crate) stats: Stats,
+    /// The child's build (`--versus`): its features.
+    pub(crate) build: String,
 }
 
 impl Meas {
@@ -56,17 +58,32 @@ pub(crate) fn child(o: &Opts) {
         }
     }
     println!(
-        "RESULT ns={} cpu={} capped={} stats={}",
+        "RESULT ns={} cpu={} capped={} stats={} build={}",
         join(m.ns.iter()),
         join(m.cpu.iter()),
         m.capped,
-        m.stats.encode()
+        m.stats.encode(),
+        build()
     );
+}
+
+/// The features this binary was built with, for `--versus`.
+pub(crate) fn build() -> &'static str {
+    match (cfg!(feature = "diagnostics"), cfg!(feature = "bench")) {
+        (true, true) => "diagnostics+bench",
+        (true, false) => "diagnostics",
+        (false, true) => "bench",
+        (false, false) => "default",
+    }
 }
 
 /// Runs `(n, kind)` in a new process of this binary; `None` if it failed.
 pub(crate) fn run_child(o: &Opts, n: usize, k: usize) -> Option<Meas> {
-    let exe = std::env::current_exe().ok()?;
+    run_child_of(std::env::current_exe().ok()?.as_os_str(), o, n, k)
+}
+
+/// Runs `(n, kind)` in a new process of `exe`, a build of this binary.
+pub(crate) fn run_child_of(exe: &std::ffi::OsStr, o: &Opts, n: usize, k: usize) -> Option<Meas> {
     let mut cmd = std::process::Command::new(exe);
     cmd.args([
         "--child",
@@ -115,6 +132,7 @@ pub(crate) fn run_child(o: &Opts, n: usize, k: usize) -> Option<Meas> {
             "cpu" => m.cpu = floats(),
             "capped" => m.capped = v.parse().ok()?,
             "stats" => m.stats = Stats::decode(v)?,
+            "build" => m.build = v.to_owned(),
             _ => {}
         }
     }

@@ -11,7 +11,7 @@ pub(crate) fn usage() -> String {
     };
     format!(
         "usage: bench_table [--quick] [--threads 2,4,8,16] [--only KINDS] [--rounds N]\n\
-         \x20                  [--budget-ms N | --episodes K [--cap-ms N]] [--sections LIST] [--fresh N]\n\
+         \x20                  [--budget-ms N | --episodes K [--cap-ms N]] [--sections LIST] [--fresh N [--versus PATH]]\n\
          \x20                  [--pin] [--cpus N] [--hogs N [--hog-pattern BUSY_MS,SLEEP_MS] [--hog-procs]]{stats}\n\
          \x20      bench_table --list-kinds | --be-hog BUSY_MS,SLEEP_MS\n\
          --threads: participant counts (default 2,4,8,16 and 2x, 4x the cores, up to 64)\n\
@@ -21,6 +21,8 @@ pub(crate) fn usage() -> String {
          \x20 instead (default with --fresh: 20000), each round cut short after --cap-ms (default 10000)\n\
          --sections: of episode,fuzzy,wake,pipeline,single (default all; --fresh: episode only)\n\
          --fresh N: each measurement in N new processes, one line per measurement with each one's median\n\
+         --versus PATH: also run each fresh process's measurement in PATH, another build of bench_table\n\
+         \x20 (e.g. with --features diagnostics), alternating, and compare the two builds (default --fresh 5)\n\
          --pin: participant i runs on CPU i of the allowed set; --cpus N: use only the first N allowed CPUs\n\
          --hogs N: N busy foreign threads during the episodes (--hog-procs: processes; --hog-pattern:\n\
          \x20 busy BUSY_MS then asleep SLEEP_MS, in turn)\n\
@@ -69,6 +71,8 @@ pub(crate) struct Opts {
     pub(crate) only: Vec<usize>,
     pub(crate) sections: Sections,
     pub(crate) fresh: Option<usize>,
+    /// `--versus PATH`: another build of this binary to compare with.
+    pub(crate) versus: Option<String>,
     pub(crate) stats: bool,
     pub(crate) child: bool,
     pub(crate) list_kinds: bool,
@@ -138,6 +142,7 @@ pub(crate) fn parse() -> Opts {
             single: true,
         },
         fresh: None,
+        versus: None,
         stats: false,
         child: false,
         list_kinds: false,
@@ -235,6 +240,7 @@ pub(crate) fn parse() -> Opts {
                 o.hog_pattern = pair_ms("--be-hog", val());
                 o.be_hog = true;
             }
+            "--versus" => o.versus = Some(val().to_owned()),
             "--child" => o.child = true,
             other => bad(&format!("unknown argument {other:?}")),
         }
@@ -261,6 +267,9 @@ pub(crate) fn parse() -> Opts {
     });
     o.threads.sort_unstable();
     o.threads.dedup();
+    if o.versus.is_some() && o.fresh.is_none() {
+        o.fresh = Some(if o.quick { 1 } else { 5 });
+    }
     if o.fresh.is_some() && o.episodes.is_none() && budget.is_none() {
         o.episodes = Some(if o.quick { 2_000 } else { 20_000 });
     }

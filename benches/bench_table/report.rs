@@ -472,3 +472,78 @@ pub(crate) fn fresh(r: &mut Report<'_>, procs: usize, p: &mut Vec<String>) {
         }
     }
 }
+
+/// `--versus PATH`: every measurement in `procs` new processes of this
+/// binary and as many of `path` (another build of it), alternating which
+/// goes first, then the two builds side by side.
+pub(crate) fn versus(r: &mut Report<'_>, procs: usize, path: &str) {
+    let o = r.o;
+    let exes = [
+        std::env::current_exe()
+            .expect("this binary")
+            .into_os_string(),
+        path.into(),
+    ];
+    let kinds: Vec<_> = o.kinds().collect();
+    // (threads, kind, build) -> each process's median.
+    let mut got: std::collections::BTreeMap<(usize, usize, usize), Vec<f64>> = Default::default();
+    let mut labels = [build().to_owned(), String::from("?")];
+    for i in 0..procs {
+        for &n in &o.threads {
+            for &(k, e) in &kinds {
+                for b in [i % 2, 1 - i % 2] {
+                    let m = run_child_of(&exes[b], o, n, k);
+                    if let Some(m) = &m {
+                        labels[b] = m.build.clone();
+                    }
+                    let v = m.as_ref().map_or(f64::NAN, |m| med(&m.ns));
+                    r.progress(format_args!(
+                        "process {i}, {n} threads, {} [{}]: median {} per episode",
+                        e.name,
+                        labels[b],
+                        fmt_time(v)
+                    ));
+                    got.entry((n, k, b)).or_default().push(v);
+                }
+            }
+        }
+    }
+    let per = match o.episodes {
+        Some(k) => format!("{k} episodes"),
+        None => format!("{} ms", o.budget.as_millis()),
+    };
+    r.line(format!(
+        "\n## Two builds side by side: this one ({}) and `{path}` ({}), {procs} processes each per measurement, alternating\n",
+        labels[0], labels[1]
+    ));
+    r.line(format!(
+        "Each process: the median of {} rounds of {per}; then the median over the processes, and the ratio of the medians.\n",
+        o.rounds
+    ));
+    r.line(format!(
+        "| threads | kind | {} | {} | {} / {} | each process, {} | each process, {} |",
+        labels[0], labels[1], labels[1], labels[0], labels[0], labels[1]
+    ));
+    r.line("|---:|---|---:|---:|---:|---|---|");
+    let each = |v: &[f64]| {
+        v.iter()
+            .map(|&x| fmt_time(x))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for &n in &o.threads {
+        for &(k, e) in &kinds {
+            let (a, b) = (&got[&(n, k, 0)], &got[&(n, k, 1)]);
+            let (ma, mb) = (med(a), med(b));
+            r.line(format!(
+                "| {n} | {} | {} | {} | {} | {} | {} |",
+                e.name,
+                fmt_time(ma),
+                fmt_time(mb),
+                fmt_ratio(mb / ma),
+                each(a),
+                each(b)
+            ));
+        }
+    }
+}
