@@ -676,7 +676,7 @@ impl<F> Barrier<F> {
     /// The barrier's identity: its address.
     #[inline]
     pub(crate) fn key(&self) -> usize {
-        self as *const Self as *const () as usize
+        (self as *const Self).addr()
     }
 }
 

@@ -138,7 +138,7 @@ impl Word for State {
 
     /// An address inside the word (its address + 1).
     fn park_key(&self) -> usize {
-        self as *const State as usize + 1
+        (self as *const State).addr() + 1
     }
 
     /// Pause longer the more arrivals are still owed

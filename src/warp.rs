@@ -305,7 +305,7 @@ impl Word for Lane {
     /// An address inside the lane's word, which no other object can have,
     /// so no other user of the parking lot shares the key.
     fn park_key(&self) -> usize {
-        &self.synced as *const AtomicU64 as usize + 1
+        (&self.synced as *const AtomicU64).addr() + 1
     }
 }
 
