@@ -229,7 +229,7 @@ impl Waiter {
         check: impl Fn(W::Snapshot) -> Option<T>,
     ) -> Result<T, W::Snapshot> {
         // A deadline already passed (a zero timeout) checks once, as the caller did.
-        if !self.spun && self.deadline.map_or(true, |d| sync::now() < d) {
+        if !self.spun && self.deadline.is_none_or(|d| sync::now() < d) {
             self.spun = true;
             if self.may_spin {
                 self.trace.enter(Stage::Spin);

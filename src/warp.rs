@@ -340,7 +340,7 @@ impl WarpBarrier {
     #[track_caller]
     fn wait_info(&self, mask: u64, round: u64) -> crate::diagnostics::WaitInfo {
         crate::diagnostics::WaitInfo {
-            key: self as *const Self as usize,
+            key: (self as *const Self).addr(),
             tag: mask,
             phase: round,
             subject: crate::diagnostics::Subject {

@@ -74,7 +74,7 @@ fn monitor(threshold: Duration) {
         for (key, first, stall) in &scan.stalls {
             // A phase whose earliest waiter began after its report is a new
             // stall of the same phase number.
-            if reported.get(key).map_or(true, |at| first > at) {
+            if reported.get(key).is_none_or(|at| first > at) {
                 reported.insert(*key, now);
                 out.push_str(&format!("{stall}\n"));
             }
@@ -89,7 +89,7 @@ fn monitor(threshold: Duration) {
         let next = scan
             .waiting
             .iter()
-            .filter(|(key, first)| reported.get(key).map_or(true, |at| first > at))
+            .filter(|(key, first)| reported.get(key).is_none_or(|at| first > at))
             .map(|&(_, first)| first + threshold)
             .min()
             .unwrap_or(now + threshold);

@@ -86,7 +86,7 @@ pub(super) fn results_or_resume<R>(outcomes: Vec<Outcome<R>>) -> Vec<R> {
                 // Prefer a root cause over a consequence, then the earliest.
                 if root
                     .as_ref()
-                    .map_or(true, |&(r, o, _)| (rank, order) < (r, o))
+                    .is_none_or(|&(r, o, _)| (rank, order) < (r, o))
                 {
                     root = Some((rank, order, payload));
                 }
