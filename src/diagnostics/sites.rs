@@ -73,7 +73,7 @@ pub(crate) struct Site {
 
 impl Site {
     fn word(&self) -> u64 {
-        self.location as *const Location<'static> as usize as u64 | self.kind as u64
+        (self.location as *const Location<'static>).expose_provenance() as u64 | self.kind as u64
     }
 }
 
@@ -123,8 +123,14 @@ impl Sites {
             seen
         };
         // SAFETY: `other` is the address of a `&'static Location` (with the
-        // kind in the low bits) stored by `check`.
-        let location = unsafe { &*((other & !3) as usize as *const Location<'static>) };
+        // kind in the low bits) stored by `check`, whose provenance `word`
+        // exposed. (The one place the crate rebuilds a pointer from an
+        // integer: a claim must be one word, for its CAS, and carry a
+        // `Location` that lives for ever. So the feature's sites need Miri's
+        // permissive provenance; the default build has none of this.)
+        let location = unsafe {
+            &*std::ptr::with_exposed_provenance::<Location<'static>>((other & !3) as usize)
+        };
         let kind = Kind::from_bits(other);
         // One call site can have several `Location`s (a copy per inlined
         // instance of the code): compared by value.
