@@ -388,9 +388,11 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     pub(crate) fn join(&self, op: Op<'_>, n: usize) -> Option<Phase> {
         completion::check_not_running(self.key(), &op);
-        // Relaxed: seeds the RMW, which carries the ordering; for `n == 0`
-        // only the misuse checks read it (a stale word answers as a call
-        // made a moment earlier would).
+        // Relaxed: seeds the RMW, which carries the ordering (the join's
+        // Acquire, state.rs point 6); a stale word only fails the CAS, which
+        // hands back the word found. For `n == 0` only the misuse checks
+        // read it (a stale word answers as a call made a moment earlier
+        // would; Acquire would order this load, not make it fresher).
         let mut s = self.state.load(Ordering::Relaxed);
         if n == 0 {
             if let Err(misuse) = op::check_join(s, 0) {
@@ -531,6 +533,11 @@ impl<F: Completion> Barrier<F> {
     /// wait and its next arrival the phase cannot change; see block.rs).
     #[inline]
     pub(crate) fn phase(&self) -> Phase {
+        // Relaxed: the caller (a block's step 1) read the new phase with its
+        // wait's Acquire, and the phase cannot move on without its next
+        // arrival, so by coherence this load reads that same phase; the
+        // caller reads no data on the strength of it (its counter accesses
+        // are ordered by the arrivals and waits, block.rs).
         self.state.load(Ordering::Relaxed).phase()
     }
 
@@ -573,7 +580,9 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     fn try_update(&self, op: Op<'_>) -> Result<Arrival, Misuse> {
-        // Relaxed: seeds the RMW, which carries the ordering.
+        // Relaxed: seeds the RMW, which carries the ordering (state.rs points
+        // 1-3); a stale word only fails the CAS, which hands back the word
+        // found. Acquire would order this load, not make it fresher.
         let s = self.state.load(Ordering::Relaxed);
         match self.state.record(s, !F::IS_NONE, |s| op.apply(s)) {
             Ok(Recorded::Counted(prior)) => Ok(Arrival {
@@ -685,7 +694,8 @@ impl<F> fmt::Debug for Barrier<F> {
     /// `Barrier { phase_parity: false, pending: 3, expected: 4, tx: 0, poisoned: false }`.
     /// Never blocks.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Relaxed: a diagnostic snapshot; nothing is read through it.
+        // Relaxed: a diagnostic snapshot; no decision and no read of data
+        // rests on it, so it needs to synchronize with nothing.
         self.state.load(Ordering::Relaxed).fmt(f)
     }
 }

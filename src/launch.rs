@@ -303,7 +303,9 @@ fn run<R>(block: &Block<'_>, kernel: &impl Fn(&Block<'_>) -> R, caught: &AtomicU
     match panic::catch_unwind(AssertUnwindSafe(|| kernel(block))) {
         Ok(r) => Outcome::Returned(r),
         Err(payload) => {
-            // Relaxed: only numbers the panics; the payload travels through join.
+            // Relaxed: an RMW, so the panics get distinct numbers under any
+            // ordering; no data rides on the number (the payload travels
+            // through the thread's join, which orders it).
             let order = caught.fetch_add(1, Ordering::Relaxed);
             let poisoned = op::is_poisoned_panic(&*payload);
             block.barrier().poison();

@@ -195,7 +195,13 @@ impl WarpBarrier {
         // lanes are matched by how often each has synced (module docs).
         let others = mask & !(1 << lane);
         let me = &self.lanes[lane];
-        // Release: this lane's writes travel with the raise (module docs).
+        // Release: a lane waiting for this round reads the raised count with
+        // Acquire (`behind`, `wait`, the policy's loads), from this RMW or a
+        // later one of its release sequence, and so synchronizes with it:
+        // our writes before this sync happen-before its return. With
+        // Relaxed it could count us caught up and read our data stale. No
+        // Acquire: we learn nothing from our own word; the others' writes
+        // reach us through our Acquire loads of theirs (module docs).
         let old = me.synced.fetch_add(1, Ordering::Release);
         if Lane::parked(old) {
             self.wake_waiters_of(lane, old);
@@ -231,8 +237,12 @@ impl WarpBarrier {
     #[cold]
     fn wake_waiters_of(&self, lane: usize, prior: u64) {
         let word = &self.lanes[lane];
-        // Relaxed: PARKED publishes nothing; the parking lot's lock orders
-        // this wake against each waiter's `validate` (module docs).
+        // Relaxed: clearing `PARKED` publishes nothing. Being an RMW it
+        // continues the release sequence of the raise before it, so a waiter
+        // that reads its value still synchronizes with that raise; and it is
+        // sequenced before `wake`'s bucket lock, so a `validate` that takes
+        // the lock after the wake sees the bit cleared (coherence) and does
+        // not sleep, while one before it is found queued (module docs).
         word.synced.fetch_and(!PARKED, Ordering::Relaxed);
         wake(word, prior);
     }
@@ -244,8 +254,11 @@ impl WarpBarrier {
         while rest != 0 {
             let lane = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            // Acquire: seeing `round` makes that lane's writes before its
-            // sync visible (module docs).
+            // Acquire: a count `>= round` is that lane's Release raise to
+            // `round` (`sync`) or a later RMW of its release sequence, so this
+            // load synchronizes with it: the lane's writes before that sync
+            // happen-before our return. With Relaxed we could find it caught
+            // up and still read its data stale (module docs).
             if self.lanes[lane].synced.load(Ordering::Acquire) & COUNT < round {
                 behind |= 1 << lane;
             }
@@ -296,7 +309,11 @@ impl Word for Lane {
     }
 
     fn mark_parked(&self, s: u64) -> Result<(), u64> {
-        // Relaxed: PARKED publishes nothing (module docs).
+        // Relaxed (both): `PARKED` publishes nothing, and the parker reads
+        // no data on the strength of this CAS: either way it decides again
+        // from an Acquire load, or from `validate` under the bucket lock,
+        // which orders it against the raiser's wake (wait.rs, no lost
+        // wake-up). Being an RMW it keeps the lane's release sequence intact.
         self.synced
             .compare_exchange(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
             .map(drop)

@@ -103,7 +103,12 @@ impl<F: Completion> Barrier<F> {
     #[must_use]
     pub fn try_wait(&self, token: &ArrivalToken) -> bool {
         self.check_token("try_wait", token);
-        // Acquire: a `true` answer must make the phase's writes visible (state.rs, point 4).
+        // Acquire: a word past the token's phase was written by the RMW that
+        // started the next phase (state.rs point 3) or a later one of its
+        // release sequence, so this load synchronizes with it: on `true` the
+        // completion function's and every arrival's writes happen-before the
+        // caller goes on (point 4). With Relaxed a caller told `true` could
+        // read the phase's data stale.
         Target::Token(token.phase).reached(self.state.load(Ordering::Acquire))
     }
 
@@ -172,7 +177,12 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[must_use]
     pub fn phase_parity(&self) -> bool {
-        // Acquire: a caller may act on the phase having moved on (state.rs, point 4).
+        // Acquire: a caller may act on the phase having moved on, as on a
+        // `try_wait_parity`: a flipped parity was written by the RMW that
+        // started the new phase (state.rs point 3) or a later one of its
+        // release sequence, so this load synchronizes with it and the phase's
+        // writes happen-before the caller's next step (point 4). With
+        // Relaxed it could see the new parity and read the data stale.
         self.state.load(Ordering::Acquire).parity()
     }
 
@@ -191,7 +201,8 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[must_use]
     pub fn try_wait_parity(&self, parity: bool) -> bool {
-        // Acquire: as in `try_wait`.
+        // Acquire: as in `try_wait`: on `true` it synchronizes with the RMW
+        // that started the next phase (state.rs points 3 and 4).
         Target::Parity(parity).reached(self.state.load(Ordering::Acquire))
     }
 
@@ -284,7 +295,10 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub(super) fn begin_wait(&self, op: &str) -> Snapshot {
-        // Acquire: pairs with the Release that ended the phase (state.rs, point 4).
+        // Acquire: a wait that `check` accepts at once returns on this word,
+        // so it must synchronize with the RMW that started the next phase
+        // (state.rs points 3 and 4), as the policy's own loads do; with
+        // Relaxed such a wait could return with the phase's writes unseen.
         let s = self.state.load(Ordering::Acquire);
         if s.is_completing() {
             completion::check_not_running(self.key(), &op);

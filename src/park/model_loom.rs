@@ -66,7 +66,9 @@ mod lot {
     loom::thread_local! {
         static SLOT: usize = {
             let lot = &*LOT;
-            // Relaxed: only hands out distinct numbers.
+            // Relaxed: an RMW, so every thread gets a distinct number under
+            // any ordering; the slot's contents are published by the lock's
+            // Release bit-set (`Lock::lock`), not by this.
             let slot = lot.next_slot.fetch_add(1, Ordering::Relaxed);
             assert!(slot < SLOTS, "more model threads than loom allows");
             // SAFETY: slot `slot` is ours alone, and nobody reads it before
@@ -89,13 +91,23 @@ mod lot {
             let mut s = 0;
             loop {
                 let (new, order) = if s & LOCKED == 0 {
-                    // Acquire: the critical sections follow each other, like
-                    // the parking lot's bucket lock.
+                    // Acquire: reads the 0 of the last holder's AcqRel swap
+                    // (`unlock`), or a later RMW of its release sequence, and
+                    // so synchronizes with it: its critical section
+                    // (`sleepers`, a bucket's list) happens-before ours. With
+                    // Relaxed we would exclude without ordering, and could
+                    // read that list stale.
                     (s | LOCKED, Ordering::Acquire)
                 } else {
-                    // Release: publishes our `threads` slot to the unlocker.
+                    // Release: the unlocker's AcqRel swap reads this bit (or
+                    // a later RMW of its release sequence), so our write of
+                    // `threads[me]` (the `SLOT` initializer, before this)
+                    // happens-before its unpark of that slot; with Relaxed it
+                    // could read the slot's `None`.
                     (s | bit(me), Ordering::Release)
                 };
+                // Relaxed on failure: the value found only seeds the retry,
+                // whose success ordering carries the argument.
                 match self.0.compare_exchange(s, new, order, Ordering::Relaxed) {
                     Ok(_) if s & LOCKED == 0 => return,
                     Ok(_) => {
@@ -110,8 +122,10 @@ mod lot {
         }
 
         pub(crate) fn unlock(&self) {
-            // AcqRel: Release hands the critical section on; Acquire sees the
-            // `threads` slots of the waiters it wakes.
+            // AcqRel: Release, so the next locker's Acquire CAS, which reads
+            // this 0 or a later RMW, happens-after our critical section;
+            // Acquire, so we synchronize with each waiter's Release bit-set
+            // and read the `threads` slot it wrote before it (`LOT.wake`).
             let waiters = self.0.swap(0, Ordering::AcqRel) & !LOCKED;
             LOT.wake(waiters);
         }

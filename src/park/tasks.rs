@@ -188,11 +188,16 @@ impl TaskNode {
         let bucket = bucket(self.key);
         // Cloned before locking: no foreign code runs under the lock. A node
         // that is (probably) linked first checks whether its waker will do.
-        // Relaxed: only a guess; the decision is taken under the lock.
+        // Relaxed: only whether to clone before locking, and nothing is read
+        // on its strength: the lock-held load below decides. A stale `false`
+        // costs a clone too many, a stale `true` one more trip round the loop.
         let mut fresh = (!self.queued.load(Ordering::Relaxed)).then(|| waker.clone());
         loop {
             let guard = bucket.lock.lock();
-            // Relaxed: written only with the lock held, which we hold.
+            // Relaxed: both stores of `queued` (`push`, `unlink`) are made
+            // with the bucket locked, and we hold it: the last one
+            // happens-before this load through the lock, and coherence makes
+            // it read that one (or its own later store).
             let linked = self.queued.load(Ordering::Relaxed);
             if !linked && !validate() {
                 drop(guard);
@@ -230,14 +235,18 @@ impl TaskNode {
     /// Unlinks the node if it is still linked; afterwards no `wake_all`
     /// touches it.
     pub(crate) fn deregister(self: Pin<&Self>) {
-        // Acquire: `false` was stored by the last `wake_all` to touch this
-        // node, as its last access; it happens-before whatever comes next.
+        // Acquire: a `false` other than the node's initial one is
+        // `unlink`'s Release store, the unlinker's last access to the node;
+        // this load synchronizes with it, so the unlinker's writes to the
+        // links happen-before our return and the node's reuse or drop. With
+        // Relaxed the future could be dropped while those writes still race
+        // with the memory being freed.
         if !self.queued.load(Ordering::Acquire) {
             return;
         }
         let bucket = bucket(self.key);
         let guard = bucket.lock.lock();
-        // Relaxed: written only with the lock held, which we hold.
+        // Relaxed: as in `register`, the lock orders every store before it.
         let waker = if self.queued.load(Ordering::Relaxed) {
             // SAFETY: the bucket is locked and the node is in its list.
             unsafe { bucket.unlink(self.get_ref()) }
@@ -309,8 +318,11 @@ impl Bucket {
             }
             list.tail = me;
         });
-        // Relaxed: read by the owner itself, or under the lock; the Release
-        // that matters is the unlinker's.
+        // Relaxed: `true` hands nothing over. It is read under the lock
+        // (ordered by it), or by the owner, whose later polls and drop
+        // happen-after this `register` (program order, or the executor's
+        // hand-over of the future); a stale `true` there only sends the owner
+        // to the lock. The Release that matters is the unlinker's `false`.
         node.queued.store(true, Ordering::Relaxed);
     }
 
@@ -345,8 +357,11 @@ impl Bucket {
                 unsafe { (*next).with_links(|l| l.prev = prev) };
             }
         });
-        // Release: our accesses to the node happen-before an owner that reads
-        // `false` and lets the node go (module docs).
+        // Release: the owner's Acquire load in `deregister` that reads this
+        // `false` synchronizes with it, so every access of ours to the node
+        // (its links and waker, above) happens-before the owner lets the
+        // node go; with Relaxed the node's drop could race with them
+        // (module docs).
         node.queued.store(false, Ordering::Release);
         waker
     }

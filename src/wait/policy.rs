@@ -81,7 +81,8 @@ static POLICY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(1)
 /// Sets the policy of every later wait of the process (feature `bench`).
 #[cfg(feature = "bench")]
 pub fn set_policy(p: Policy) {
-    // Relaxed: a setting read by later waits; it orders nothing.
+    // Relaxed: a setting read by later waits; no data rides on it, and a
+    // wait that reads the old policy is correct under either.
     POLICY.store(p as u8, std::sync::atomic::Ordering::Relaxed);
 }
 
@@ -202,7 +203,9 @@ pub(crate) fn may_yield(policy: Policy, now: Instant) -> bool {
         Policy::SpinOnly => false,
         #[cfg(feature = "bench")]
         Policy::NoYieldBackoff => true,
-        // Relaxed: a hint; a stale value costs one yield too many or too few.
+        // Relaxed: a hint; the decision (yield or not) is correct either
+        // way and reads no data, so a stale value costs one yield too many
+        // or too few, never a wrong result.
         _ => since_epoch(now) >= YIELD_OFF_UNTIL.load(Ordering::Relaxed),
     }
 }

@@ -3,6 +3,10 @@
 //! sums in plain std atomics (`Relaxed`: statistics, ordering nothing); off
 //! in normal builds, where [`Trace`] is an empty struct.
 
+// Relaxed everywhere below: the counters and the switch hand no data over
+// and guard no decision a result depends on. A wait that reads a stale
+// switch is counted or not; `take_stats`'s swaps are RMWs, so each count
+// lands in exactly one sum (this one or the next), whatever the ordering.
 #[cfg(feature = "bench")]
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 #[cfg(feature = "bench")]
