@@ -400,7 +400,11 @@ impl BlockBarrier {
             self.threads,
             self.threads - 1
         );
-        // Relaxed: the mode only tells the two uses apart; it orders nothing.
+        // Relaxed: the mode only tells the two uses apart; no data rides on
+        // it (the seats' and the syncs' data go through the team). The
+        // decision needs no ordering either: the mode leaves `UNUSED` once,
+        // by a CAS, and never changes again, so a failed CAS finds the one
+        // value it can have.
         match self
             .mode
             .compare_exchange(UNUSED, SEATS, Ordering::Relaxed, Ordering::Relaxed)
@@ -433,7 +437,9 @@ impl BlockBarrier {
     #[track_caller]
     #[inline]
     fn seatless(&self, op: &str) {
-        // Relaxed: as in `seat`.
+        // Relaxed: as in `seat`: a set mode never changes again, so a load
+        // that sees one sees the answer; a stale `UNUSED` goes to the CAS,
+        // which decides.
         let mode = self.mode.load(Ordering::Relaxed);
         if mode == SEATLESS {
             return;
@@ -469,16 +475,23 @@ impl BlockBarrier {
         let _ = rank;
         let add = call.vote();
         if add != 0 {
-            // Relaxed: the arrival below (a Release RMW) carries the add.
+            // Relaxed: the add is sequenced before this thread's arrival
+            // below, which happens-before the phase's completion and so every
+            // reader's Acquire wait (module docs, arrivals and step 4); being
+            // an RMW, no concurrent add of the phase is lost.
             self.counts[k.index()].fetch_add(add, Ordering::Relaxed);
         }
         let leader = arrive_and_wait();
         // Relaxed: the wait's Acquire ordered every add of the phase before
-        // this load, and the next clear comes after our next arrival.
+        // this load, and the next clear comes after our next arrival
+        // (module docs, step 4): coherence alone makes it read the phase's
+        // sum, so Acquire would add nothing.
         let count = self.counts[k.index()].load(Ordering::Relaxed);
         if leader {
             // Relaxed: the barrier orders the clear after every read of phase
-            // k - 2 and before every add of phase k + 2 (module docs).
+            // k - 2 and before every add of phase k + 2 (module docs, step
+            // 5): those happens-before edges come from the arrivals and
+            // waits, not from this store, which publishes nothing.
             self.counts[k.plus(2).index()].store(0, Ordering::Relaxed);
             #[cfg(feature = "diagnostics")]
             self.sites.clear(k.plus(2).index());

@@ -423,7 +423,10 @@ impl<F: Completion> Team<F> {
     /// Claims `rank`'s bit; whether it was free.
     fn claim(&self, rank: usize) -> bool {
         let bit = 1u64 << (rank % 64);
-        // Relaxed: the bit hands out the rank once; it publishes nothing.
+        // Relaxed: the bit hands out the rank once, which the RMW's
+        // atomicity alone decides (exactly one claimer finds it clear, under
+        // any ordering); it publishes nothing, since a seat's data goes
+        // through its arrivals.
         self.handed[rank / 64].fetch_or(bit, Ordering::Relaxed) & bit == 0
     }
 

@@ -347,8 +347,12 @@ fn spin<W: Word, T>(
             sync::spin_hint();
         }
         spent = spent.saturating_add(1 + extra);
-        // Acquire: a word that `check` accepts ends the wait, and the
-        // caller reads what the waker published (state.rs, point 4).
+        // Acquire: a word that `check` accepts ends the wait, so this load
+        // must synchronize with the Release RMW that made it acceptable
+        // (every later change is an RMW, continuing its release sequence): a
+        // barrier's phase-starting RMW (state.rs points 3 and 4), or a
+        // lane's raise (warp.rs).
+        // With Relaxed the caller could return and read the data stale.
         s = word.load(Ordering::Acquire);
         if let Some(done) = check(s) {
             policy::spin_ended(policy, budget, true);
@@ -370,7 +374,7 @@ fn yield_cpu<W: Word, T>(
     let mut budget = YieldBudget::start(deadline, policy)?;
     loop {
         sync::yield_now();
-        // Acquire: as in `spin`.
+        // Acquire: as in `spin`: an accepted word ends the wait.
         if let Some(done) = check(word.load(Ordering::Acquire)) {
             budget.end();
             return Some(done);
@@ -440,7 +444,8 @@ fn park_until<W: Word, T>(
     check: impl Fn(W::Snapshot) -> Option<T>,
 ) -> Result<T, W::Snapshot> {
     loop {
-        // Acquire: as in `spin`.
+        // Acquire: as in `spin`: an accepted word ends the wait, and the
+        // park always ends in this load, however it ended.
         let s = word.load(Ordering::Acquire);
         if let Some(done) = check(s) {
             return Ok(done);
@@ -462,8 +467,13 @@ fn park_until<W: Word, T>(
 /// word still has `PARKED` set and `check` still refuses it, so that the
 /// thread may sleep (the task stay registered).
 fn still_waiting<W: Word, T>(word: &W, check: &impl Fn(W::Snapshot) -> Option<T>) -> bool {
-    // Relaxed: only decides whether to sleep or stay registered; the lock
-    // orders it against the waker's (module docs).
+    // Relaxed: only decides whether to sleep or stay registered, and
+    // nothing is read on its strength: a woken thread, or a task polled
+    // again, re-reads the word with Acquire. The freshness it needs comes
+    // from the lock: the waker's change is sequenced before its `wake` takes
+    // this lock, so if the waker's unlock came first the change
+    // happens-before this load, and coherence makes it see the change (or
+    // later); if ours came first, the waker finds us queued (module docs).
     let now = word.load(Ordering::Relaxed);
     W::parked(now) && check(now).is_none()
 }
@@ -494,7 +504,8 @@ pub(crate) fn poll_wait<W: Word, T>(
         if marked && node.register(waker, || still_waiting(word, &check)) {
             return Poll::Pending;
         }
-        // Acquire: as in `spin`.
+        // Acquire: as in `spin`: the next turn may accept this word and
+        // return `Ready`.
         s = word.load(Ordering::Acquire);
     }
 }

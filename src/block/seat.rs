@@ -168,13 +168,19 @@ impl Drop for BlockSeat<'_> {
         // terminal this load sees it again (coherence): such a seat must not
         // clear, since a slow thread of phase `k - 2` may still read that
         // counter, and no later phase will need it cleared.
-        // Relaxed: the decision rests on coherence alone, as just said.
+        // Relaxed: the decision rests on coherence alone, as just said: the
+        // store it must see is the poisoning RMW this seat's own last wait
+        // read, and a later load of the same thread cannot read an earlier
+        // value (Acquire would add nothing). A poisoning it has not seen
+        // comes after a last wait that returned, which leaves the clear safe.
         if self.block.team.is_poisoned() {
             return;
         }
         let k = self.seat.next_phase();
-        // Relaxed: ordered by this seat's last wait and its leave's
-        // arrival, as the leader's clear is (module docs).
+        // Relaxed: ordered by this seat's last wait (after every read of
+        // phase k - 2) and by its leave's arrival, sequenced after this
+        // store (before every add of phase k + 2), as the leader's clear
+        // is (module docs); the store itself publishes nothing.
         self.block.counts[k.plus(2).index()].store(0, Ordering::Relaxed);
         #[cfg(feature = "diagnostics")]
         self.block.sites.clear(k.plus(2).index());

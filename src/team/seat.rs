@@ -258,7 +258,8 @@ impl<F: Completion> Seat<'_, F> {
                     );
                 }
             }
-            // Acquire: as above.
+            // Acquire: as above: the next turn may arrive on this word, so it
+            // must synchronize with the RMW that started the phase it shows.
             s = barrier.snapshot(Ordering::Acquire);
         }
     }

@@ -215,13 +215,22 @@ impl Node {
     /// found); the sums to climb with if that completed the round.
     #[inline]
     fn contribute(&self, round: Phase, c: Contribution) -> Option<Contribution> {
-        // Relaxed: seeds the CAS loop; the CAS carries the ordering.
+        // Relaxed: seeds the CAS loop; the CAS carries the ordering, and a
+        // stale word only fails it, handing back the word found. (That this
+        // seat's CAS finds the node's own round is the seat's Acquire read
+        // of the barrier word: team.rs, point 3.)
         let mut cur = NodeWord(self.word.load(Ordering::Relaxed));
         loop {
             let (new, completed) = cur.contribute(round, c);
-            // AcqRel: Acquire takes every earlier contribution's writes
-            // along; Release hands ours (and those) to the climber (team.rs,
-            // memory ordering, point 1).
+            // AcqRel: Release, so the contribution that completes the round
+            // reads ours (or a later RMW of its release sequence) and
+            // synchronizes with it; Acquire, so that completer, the climber,
+            // synchronizes with every earlier contribution and hands them on
+            // with its own Release at the parent (team.rs, memory ordering,
+            // point 1). With Release only the climber would pass on its own
+            // writes but not the members' before it (synchronizing passes on
+            // only what happened-before the store). A contribution that does
+            // not complete needs only the Release; one CAS serves both.
             match self
                 .word
                 .compare_exchange_weak(cur.0, new.0, Ordering::AcqRel, Ordering::Relaxed)
