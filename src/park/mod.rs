@@ -14,15 +14,21 @@
 //! barrier costs no memory for parking; `parking_lot.rs`); under `--cfg loom`
 //! a lock and queue of loom atomics and `thread::park` (`model_loom.rs`), and
 //! under `--cfg shuttle` a shuttle `Mutex` + `Condvar` (`model_shuttle.rs`),
+//! and under Miri a std `Mutex` + `Condvar` (`miri.rs`, which says why),
 //! stand in for it.
 //!
 //! Tasks (async waits) wait in [`tasks`], a table with the same contract keyed
 //! by the same address; [`crate::wait::wake`] wakes both.
 
-#[cfg(not(any(loom, shuttle)))]
+#[cfg(not(any(loom, shuttle, miri)))]
 mod parking_lot;
-#[cfg(not(any(loom, shuttle)))]
+#[cfg(not(any(loom, shuttle, miri)))]
 pub(crate) use self::parking_lot::{park, unpark_all};
+
+#[cfg(all(miri, not(any(loom, shuttle))))]
+mod miri;
+#[cfg(all(miri, not(any(loom, shuttle))))]
+pub(crate) use self::miri::{park, unpark_all};
 
 #[cfg(loom)]
 mod model_loom;
