@@ -130,7 +130,7 @@
 //! `F = ()`, since a 128-byte line is the alignment; the padding keeps the
 //! seats' reads of the shape off the line that the root's CAS and every
 //! waiter's poll bounce between cores, which shortens many seats' episodes:
-//! benches/RESULTS.md, "Run 10: the team's barrier on its own cache line")
+//! benches/RESULTS.md, the section on the team's barrier on its own cache line)
 //! plus on the
 //! heap `N * size_of::<CachePadded<Node>>()` (128 bytes on x86_64 and
 //! aarch64, 64 elsewhere) for the `N` nodes, `N = ceil(s/f) + ceil(s/f^2) +
