@@ -687,6 +687,13 @@ impl<F> Barrier<F> {
     pub(crate) fn key(&self) -> usize {
         (self as *const Self).addr()
     }
+
+    /// One load of the word, for the queries of what is built on the
+    /// barrier (whatever its completion function).
+    #[inline]
+    pub(crate) fn word(&self, order: Ordering) -> Snapshot {
+        self.state.load(order)
+    }
 }
 
 impl<F> fmt::Debug for Barrier<F> {

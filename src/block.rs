@@ -615,13 +615,58 @@ impl BlockBarrier {
     }
 }
 
+impl BlockBarrier {
+    /// The ranks that take part in the current phase and have not synced in
+    /// it, ascending, for a block used through seats (as
+    /// [`Team::missing`]: a snapshot, exact while nobody syncs; a rank whose
+    /// seat was not taken yet counts as missing, one whose seat left does
+    /// not take part); `None` for a block used seat-less or not used yet,
+    /// which knows no ranks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let block = mbarrier::BlockBarrier::new(3);
+    /// assert_eq!(block.missing(), None);
+    /// let seat = block.seat(1);
+    /// assert_eq!(block.missing(), Some(vec![0, 1, 2]));
+    /// # drop(seat);
+    /// ```
+    #[must_use]
+    pub fn missing(&self) -> Option<Vec<usize>> {
+        // Relaxed: as in `seat`.
+        (self.mode.load(Ordering::Relaxed) == SEATS).then(|| self.team.missing())
+    }
+
+    /// `arrived: N, expected: M` of the current phase: the team's table for
+    /// a block used through seats, else the word's counts.
+    pub(crate) fn debug_progress(&self, d: &mut fmt::DebugStruct<'_, '_>) {
+        // Relaxed: as in `seat`.
+        if self.mode.load(Ordering::Relaxed) == SEATS {
+            self.team.debug_progress(d);
+        } else {
+            // Seat-less syncs arrive on the word and never leave.
+            // Relaxed: a diagnostic snapshot.
+            let s = self.team.word(Ordering::Relaxed);
+            let expected = s.expected() as usize;
+            d.field(
+                "arrived",
+                &(expected - (s.pending() as usize).min(expected)),
+            )
+            .field("expected", &expected);
+        }
+    }
+}
+
 impl fmt::Debug for BlockBarrier {
-    /// Shows the group size and the inner barrier's decoded word, e.g.
-    /// `BlockBarrier { threads: 4, barrier: Barrier { phase_parity: false, .. } }`.
+    /// Shows the current phase's progress, the group size and the inner
+    /// barrier's decoded word, e.g.
+    /// `BlockBarrier { arrived: 1, expected: 4, threads: 4, barrier: Barrier { phase_parity: false, .. } }`.
     /// Never blocks.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BlockBarrier")
-            .field("threads", &self.threads)
+        let mut d = f.debug_struct("BlockBarrier");
+        self.debug_progress(&mut d);
+        d.field("threads", &self.threads)
             .field("barrier", self.team.barrier_debug())
             .finish()
     }

@@ -182,12 +182,14 @@ impl Block<'_> {
 }
 
 impl fmt::Debug for Block<'_> {
-    /// E.g. `Block { thread_rank: 3, size: 16 }`.
+    /// The thread's rank, the block's progress in the current phase and
+    /// its size, e.g. `Block { thread_rank: 3, arrived: 5, expected: 16, size: 16 }`.
+    /// Never blocks.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Block")
-            .field("thread_rank", &self.rank)
-            .field("size", &self.size())
-            .finish()
+        let mut d = f.debug_struct("Block");
+        d.field("thread_rank", &self.rank);
+        self.seat.block().debug_progress(&mut d);
+        d.field("size", &self.size()).finish()
     }
 }
 

@@ -30,7 +30,10 @@
 //! - [`Completion`]: the (sealed) bound on a barrier's completion function.
 //! - [`Team`] and [`Seat`] (with [`Seats`]): a `Barrier` with a combining
 //!   tree in front of its word, for many threads: each takes its seat once
-//!   and arrives through it, and the word is updated about once per phase.
+//!   and arrives through it, and the word is updated about once per phase;
+//!   a team made [`with_capacity`](Team::with_capacity) lets seats
+//!   [`join`](Team::join) while phases run, and [`missing`](Team::missing)
+//!   says who has not arrived.
 //!   Pick it over a `Barrier` when more than a few threads share one.
 //! - [`BlockBarrier`]: `__syncthreads()` and `__syncthreads_count/and/or`;
 //!   threads that know their rank sync through a [`BlockSeat`] (its `Team`).
@@ -114,6 +117,20 @@
 //!   acquire operation (the joiner sees what the previous phase published);
 //!   `add_participants(0)` never blocks, but still panics on a poisoned or
 //!   retired barrier and inside the barrier's own completion function.
+//! - **Joining a `Team`** ([`Team::join`]) takes the lowest free rank, so
+//!   ranks are reused densely, as `Phaser` parties are counted; a rank is
+//!   free from the phase after its seat's leave (a seat that arrived and
+//!   then left counts as arrived in the next phase too, so its rank is free
+//!   one phase later). `join` returns `None` when no rank is free rather
+//!   than waiting for one. [`Team::seat`] hands out only the ranks taking
+//!   part since construction, each once; a joined rank comes from `join`.
+//! - **Who is missing** ([`Team::missing`], [`BlockBarrier::missing`], the
+//!   `arrived` / `expected` of their `Debug`): a snapshot, exact while
+//!   nobody arrives; ranks whose seats were never handed out count as taking
+//!   part (and missing), a seat whose leave counts in the current phase has
+//!   arrived in it. A seat-less `BlockBarrier` knows no ranks (`None`); its
+//!   `Debug` counts the word's arrivals. On a poisoned team the answer is
+//!   that of the phase it is stuck in.
 //! - **`launch`**: a thread whose kernel returns while the others still sync
 //!   leaves the block (its seat is dropped), so the others do not hang.
 //! - **Async waits**: `arrive_and_wait_async` records the arrival at the call,
@@ -171,6 +188,7 @@ pub use warp::WarpBarrier;
 #[cfg(feature = "bench")]
 #[doc(hidden)]
 pub mod bench_hooks {
+    pub use crate::team::set_rank_table;
     pub use crate::wait::policy::{set_policy, Policy};
     pub use crate::wait::stats::{set_stats, take_stats, WaitStats};
 }

@@ -82,6 +82,11 @@ pub(crate) enum Op<'a> {
     /// `add_participants(n)`: raises pending and expected by `n` ([`join`]
     /// through `State::join`, never [`Op::apply`] through `State::record`).
     AddParticipants(usize),
+    /// `add_participants` as a handle that hands out its own places calls
+    /// it (`name`, for the messages).
+    Joining {
+        name: &'a dyn fmt::Display,
+    },
     /// Arrivals combined before they reach the word: `arrivals`
     /// participants arrive and `drops` of them leave, plus `tx`, in one
     /// step; `name` is the operation the user called, for the messages.
@@ -138,7 +143,7 @@ impl Op<'_> {
             Op::ExpectTx(tx) => (0, 0, i64::from(tx)),
             Op::CompleteTx(tx) => (0, 0, -i64::from(tx)),
             // Not an arrival: applied by `join`.
-            Op::AddParticipants(_) => (0, 0, 0),
+            Op::AddParticipants(_) | Op::Joining { .. } => (0, 0, 0),
             Op::Combined {
                 arrivals,
                 drops,
@@ -162,6 +167,7 @@ impl Op<'_> {
             Op::ExpectTx(_)
                 | Op::CompleteTx(_)
                 | Op::AddParticipants(_)
+                | Op::Joining { .. }
                 | Op::Combined { .. }
                 | Op::LeaveAfter { .. }
         )
@@ -180,7 +186,7 @@ impl Op<'_> {
     #[inline]
     pub(crate) fn apply(self, s: Snapshot) -> Result<Snapshot, Misuse> {
         debug_assert!(!s.is_completing());
-        debug_assert!(!matches!(self, Op::AddParticipants(_)));
+        debug_assert!(!matches!(self, Op::AddParticipants(_) | Op::Joining { .. }));
         let (arrivals, drops, dtx) = self.delta(s);
         if arrivals == 0 && self.needs_arrival() {
             return Err(Misuse::Zero);
@@ -286,7 +292,9 @@ impl fmt::Display for Op<'_> {
             Op::ArriveAndWait => f.write_str("arrive_and_wait()"),
             Op::ArriveAndWaitAsync => f.write_str("arrive_and_wait_async()"),
             Op::AddParticipants(n) => write!(f, "add_participants({n})"),
-            Op::Combined { name, .. } | Op::LeaveAfter { name, .. } => name.fmt(f),
+            Op::Joining { name } | Op::Combined { name, .. } | Op::LeaveAfter { name, .. } => {
+                name.fmt(f)
+            }
         }
     }
 }

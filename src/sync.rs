@@ -19,6 +19,7 @@ pub(crate) use std::{
 pub(crate) use loom::{
     cell::UnsafeCell,
     sync::atomic::{AtomicBool, AtomicU64, Ordering},
+    sync::Mutex,
 };
 
 /// loom's `thread_local!` does not accept std's `const { ... }` initializer;

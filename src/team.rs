@@ -20,6 +20,11 @@
 //! A team of at most `flat` seats has no tree: its seats arrive on the word
 //! directly (one seat, one arrival).
 //!
+//! The tree is built for the team's *capacity* (`Team::with_capacity`;
+//! `Team::new(s)` has capacity `s`): ranks that do not take part are not
+//! members of their leaf, and a node with no members is not a member of its
+//! parent, so they cost a phase nothing.
+//!
 //! Cost per phase: each seat reads the word once (`Acquire`, for the phase
 //! and the double-arrival check) and makes one CAS on its leaf, retried
 //! while up to `fan_in - 1` others hit the same line; a round's last
@@ -84,6 +89,38 @@
 //! without an arrival in phase `last` if that phase is still running, an
 //! arrival and a drop in the next one otherwise.
 //!
+//! # Joining
+//!
+//! `Team::join` takes the team's join lock (joins are rare; arrivals and
+//! leaves never take it), finds the lowest free rank in the per-rank table
+//! (team/ranks.rs), and then, in this order:
+//!
+//! 1. joins the word: one `Acquire` RMW raising its pending and expected
+//!    counts by one (`State::join`, as `Barrier::add_participants(1)`; in a
+//!    completion window it waits for the next phase and joins that). The
+//!    phase it joined, `p`, cannot complete now before the new seat arrives.
+//! 2. marks the rank as taking part from phase `p` in the table.
+//! 3. attaches the rank's leaf from round `p + 1` on (`Team::attach`): a
+//!    leaf with members counts one more, in its re-arm for `p + 1` if it is
+//!    still in round `p`, at once if it is in `p + 1` already (a node with
+//!    members is in one of the two while `p` runs); an empty leaf, which its
+//!    parent no longer waits for, is re-armed for round `p + 1` with the one
+//!    member and attached to its parent the same way, up to the root (whose
+//!    parent, the word, step 1 covered).
+//!
+//! The new seat's first arrival, in phase `p`, goes to the word directly
+//! (one combined arrival of one seat), since its leaf may have completed
+//! round `p` already; from phase `p + 1` on it arrives at its leaf like
+//! every seat. If it leaves before that first arrival, it makes the arrival
+//! and its drop on the word and a contribution that carries only its leave
+//! (`(0, 0, leave)`) to its leaf's round `p + 1`. An empty node is touched
+//! by nobody but a join: its members left, and its last climb went on to
+//! its parent; a revival that lands before that climb does is counted with
+//! it (the climb's `leave` lowers the members the revival raised), and the
+//! rules above hold for either order. The lock keeps two joins from
+//! reviving the same node, and makes each join see the table as the last
+//! one left it.
+//!
 //! # Memory ordering
 //!
 //! 1. Every contribution is an `AcqRel` CAS on its node. A node's word is
@@ -115,7 +152,13 @@
 //!    arrival is still owed, and the expect_tx's `Release` is earlier in the
 //!    seat's program order than its arrival, so it is ordered like the
 //!    arrival (2).
-//! 5. The phase a seat remembers (a `Cell`, the seat is `!Sync`) tells it
+//! 5. A join's changes of the nodes are `Relaxed` RMWs: the counts are the
+//!    words themselves, which every later contribution (an RMW) reads as
+//!    the latest value, and an RMW continues the release sequences of the
+//!    contributions before it, so 1 holds across it. Its change of the word
+//!    is the `Acquire` RMW of state.rs (point 6); the new seat is handed to
+//!    its thread with a happens-before edge (or used on the joining one).
+//! 6. The phase a seat remembers (a `Cell`, the seat is `!Sync`) tells it
 //!    whether it arrives twice: a word in that same phase, still running.
 //!    A load can return an older value, so before it panics the seat reads
 //!    the word again with an RMW (`Barrier::latest`), which reads the latest
@@ -125,25 +168,29 @@
 //!
 //! # Memory per team
 //!
-//! `size_of::<Team<F>>()` (a [`Barrier`] of 8 bytes plus `F` on its own
-//! cache line, two boxed slices and two counts: 256 bytes on x86_64 for
-//! `F = ()`, since a 128-byte line is the alignment; the padding keeps the
-//! seats' reads of the shape off the line that the root's CAS and every
-//! waiter's poll bounce between cores, which shortens many seats' episodes:
+//! `size_of::<Team<F>>()` (a [`Barrier`] of 8 bytes plus `F` and a flat
+//! team's two per-rank entries on their own cache line, two boxed slices,
+//! the join lock and a few counts: 256 bytes on x86_64 for `F = ()`, since a
+//! 128-byte line is the alignment; the padding keeps the seats' reads of
+//! the shape off the line that the root's CAS and every waiter's poll
+//! bounce between cores, which shortens many seats' episodes:
 //! benches/RESULTS.md, the section on the team's barrier on its own cache line)
-//! plus on the
-//! heap `N * size_of::<CachePadded<Node>>()` (128 bytes on x86_64 and
-//! aarch64, 64 elsewhere) for the `N` nodes, `N = ceil(s/f) + ceil(s/f^2) +
-//! … + 1` (0 for a flat team), and `8 * ceil(s/64)` bytes for the seats
-//! handed out. Linear in `s`: `N < s / (f - 1) + log_f(s) + 1`.
-//! With the defaults (f = 4, flat up to 2), on x86_64:
+//! plus on the heap `N * size_of::<CachePadded<Node>>()` (128 bytes on
+//! x86_64 and aarch64, 64 elsewhere) for the `N` nodes, `N = ceil(c/f) +
+//! ceil(c/f^2) + … + 1` for the capacity `c` (0 for a flat team). The
+//! per-rank table lives in the leaves' lines (8 bytes a rank, up to 14 a
+//! leaf), so it adds nothing; only a shape beyond that (a fan-in above 14,
+//! or a flat team of more than two seats) keeps it apart, `8 * c` bytes.
+//! Linear in the capacity and independent of joins:
+//! `N < c / (f - 1) + log_f(c) + 1`. With the defaults (f = 4, flat up to
+//! 2), on x86_64:
 //!
-//! | seats | nodes | heap bytes | total with the `Team` |
+//! | capacity | nodes | heap bytes | total with the `Team` |
 //! |---:|---:|---:|---:|
-//! | 4 | 1 | 136 | 392 |
-//! | 16 | 5 | 648 | 904 |
-//! | 64 | 21 | 2 696 | 2 952 |
-//! | 1024 | 341 | 43 776 | 44 032 |
+//! | 4 | 1 | 128 | 384 |
+//! | 16 | 5 | 640 | 896 |
+//! | 64 | 21 | 2 688 | 2 944 |
+//! | 1024 | 341 | 43 648 | 43 904 |
 //!
 //! (pinned by a unit test below).
 
@@ -152,7 +199,7 @@ use crate::barrier::Barrier;
 use crate::completion::Completion;
 use crate::op::poisoned_panic;
 use crate::phase::Phase;
-use crate::sync::{AtomicU64, ClaimU64, Ordering};
+use crate::sync::{AtomicU64, Mutex, Ordering};
 use crate::token::{ArrivalToken, BarrierWaitResult};
 use call::SeatCall;
 use crossbeam_utils::CachePadded;
@@ -171,11 +218,29 @@ pub(crate) const FAN_IN: usize = 4;
 pub(crate) const FLAT: usize = 2;
 mod call;
 mod delegate;
+mod ranks;
 mod seat;
 mod tree;
 
+#[cfg(feature = "bench")]
+pub use ranks::set_rank_table;
+use ranks::{Entry, HEAD_RANKS, LEFT, PART, UNHANDED};
 pub use seat::Seat;
-use tree::{Node, MAX_FAN_IN};
+use tree::{Node, LINE_RANKS, MAX_FAN_IN};
+
+/// The barrier, with the per-rank entries of a flat team beside its word
+/// (team/ranks.rs): a flat seat's arrival updates the word's line anyway.
+pub(crate) struct Head<F> {
+    barrier: Barrier<F>,
+    ranks: [AtomicU64; HEAD_RANKS],
+}
+
+impl<F> std::ops::Deref for Head<F> {
+    type Target = Barrier<F>;
+    fn deref(&self) -> &Barrier<F> {
+        &self.barrier
+    }
+}
 
 /// A [`Barrier`] with a combining tree in front of its word, for many
 /// threads: its participants arrive through [`Seat`]s, and the word is
@@ -203,6 +268,21 @@ use tree::{Node, MAX_FAN_IN};
 /// costs more than a one-word barrier's arrival, and a `Barrier` needs no
 /// seats and is 8 bytes (a team's memory is in the module docs of
 /// `team.rs`: a few cache lines per 4 seats).
+///
+/// # Joining and leaving
+///
+/// A team made [`with_capacity`](Team::with_capacity) has ranks beyond its
+/// first seats; [`join`](Team::join) hands out a seat for the lowest free
+/// one while phases run (Java's `Phaser::register`), and a seat leaves with
+/// [`arrive_and_drop`](Seat::arrive_and_drop) or by being dropped. A
+/// joined seat takes part from the current phase on (the phase then waits
+/// for it); a join in a completion window joins the next phase. A rank is
+/// free again from the phase after its seat's leave, the leave being that
+/// seat's arrival in its phase (for a seat that had already arrived in the
+/// current phase, that is the next one). A retired team (every seat left
+/// and the last phase completed) never comes back: a join on it panics, as
+/// registering on a terminated `Phaser` fails. [`missing`](Team::missing)
+/// and `Debug` tell who has not arrived in the current phase.
 ///
 /// # Misuse
 ///
@@ -234,13 +314,23 @@ pub struct Team<F = ()> {
     /// On its own cache line: the seats read `nodes` and `fan_in` on every
     /// arrival, and they must not share a line with the word that the
     /// root's CAS and every waiter's poll bounce between cores.
-    barrier: CachePadded<Barrier<F>>,
+    barrier: CachePadded<Head<F>>,
     /// The tree, leaves first, the root last; empty for a flat team.
     nodes: Box<[CachePadded<Node>]>,
-    /// One bit per seat: handed out.
-    handed: Box<[ClaimU64]>,
+    /// The per-rank entries when they do not fit in the barrier's or the
+    /// leaves' lines (a flat team of more than [`HEAD_RANKS`] seats, a
+    /// fan-in above `LINE_RANKS`: measuring shapes); empty otherwise.
+    apart: Box<[AtomicU64]>,
+    /// Held by a join from its first look at the table to its last change
+    /// of the tree, so joins see each other's entries and revive empty
+    /// nodes one at a time.
+    joins: Mutex<()>,
     seats: u32,
+    capacity: u32,
     fan_in: u32,
+    /// Whether the seats keep the per-rank table (always, except in the
+    /// benches' side-by-side runs without it).
+    bookkeeping: bool,
 }
 
 // `Team<F>: Send + Sync` when `F: Send`, as its barrier; the tree and the
@@ -267,7 +357,31 @@ impl Team {
     #[track_caller]
     #[must_use]
     pub fn new(seats: usize) -> Team {
-        Team::with_shape(seats, FAN_IN, FLAT)
+        check_seats(format_args!("Team::new({seats})"), seats);
+        Team::build(Barrier::new(seats), seats, seats, FAN_IN, FLAT)
+    }
+
+    /// Creates a team of `capacity` ranks of which `0 .. seats` take part
+    /// from phase 0, as in [`Team::new(seats)`](Team::new); the others can
+    /// [`join`](Team::join) later. The tree is shaped for the capacity; a
+    /// rank that does not take part costs a phase nothing.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= capacity <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::with_capacity(2, 8);
+    /// assert_eq!((team.seat_count(), team.capacity()), (2, 8));
+    /// let late = team.join().expect("ranks 2 .. 8 are free");
+    /// assert_eq!(late.rank(), 2);
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn with_capacity(seats: usize, capacity: usize) -> Team {
+        Team::with_capacity_and_shape(seats, capacity, FAN_IN, FLAT)
     }
 
     /// A team with a chosen tree shape: each node combines `fan_in`
@@ -296,8 +410,23 @@ impl Team {
     #[track_caller]
     #[must_use]
     pub fn with_shape(seats: usize, fan_in: usize, flat: usize) -> Team {
-        check_seats("Team::new", seats);
-        Team::build(Barrier::new(seats), seats, fan_in, flat)
+        check_seats(format_args!("Team::new({seats})"), seats);
+        Team::build(Barrier::new(seats), seats, seats, fan_in, flat)
+    }
+
+    /// [`Team::with_capacity`] with a chosen shape, as [`Team::with_shape`].
+    #[doc(hidden)]
+    #[track_caller]
+    #[must_use]
+    pub fn with_capacity_and_shape(
+        seats: usize,
+        capacity: usize,
+        fan_in: usize,
+        flat: usize,
+    ) -> Team {
+        let call = format_args!("Team::with_capacity({seats}, {capacity})");
+        check_capacity(call, seats, capacity);
+        Team::build(Barrier::new(seats), seats, capacity, fan_in, flat)
     }
 }
 
@@ -363,35 +492,129 @@ impl<F: FnMut() + Send> Team<F> {
     #[track_caller]
     #[must_use]
     pub fn with_completion_and_shape(seats: usize, f: F, fan_in: usize, flat: usize) -> Team<F> {
-        check_seats("Team::with_completion", seats);
-        Team::build(Barrier::with_completion(seats, f), seats, fan_in, flat)
+        check_seats(format_args!("Team::with_completion({seats})"), seats);
+        Team::build(
+            Barrier::with_completion(seats, f),
+            seats,
+            seats,
+            fan_in,
+            flat,
+        )
+    }
+
+    /// [`Team::with_capacity`] with a completion function, as
+    /// [`Team::with_completion`].
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= capacity <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let phases = AtomicUsize::new(0);
+    /// let team = mbarrier::Team::with_completion_and_capacity(1, 4, || {
+    ///     phases.fetch_add(1, Ordering::Relaxed);
+    /// });
+    /// let first = team.seat(0);
+    /// first.arrive_and_wait(); // phase 0: rank 0 alone
+    /// let second = team.join().unwrap();
+    /// drop(second.arrive());
+    /// first.arrive_and_wait(); // phase 1: both
+    /// assert_eq!(phases.load(Ordering::Relaxed), 2);
+    /// # drop(second);
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn with_completion_and_capacity(seats: usize, capacity: usize, f: F) -> Team<F> {
+        Team::with_completion_and_capacity_and_shape(seats, capacity, f, FAN_IN, FLAT)
+    }
+
+    /// [`Team::with_completion_and_capacity`] with a chosen shape, as
+    /// [`Team::with_shape`].
+    #[doc(hidden)]
+    #[track_caller]
+    #[must_use]
+    pub fn with_completion_and_capacity_and_shape(
+        seats: usize,
+        capacity: usize,
+        f: F,
+        fan_in: usize,
+        flat: usize,
+    ) -> Team<F> {
+        let call = format_args!("Team::with_completion_and_capacity({seats}, {capacity}, _)");
+        check_capacity(call, seats, capacity);
+        Team::build(
+            Barrier::with_completion(seats, f),
+            seats,
+            capacity,
+            fan_in,
+            flat,
+        )
     }
 }
 
 #[track_caller]
-fn check_seats(op: &str, seats: usize) {
-    crate::op::participants(format_args!("{op}({seats})"), "the seat count", seats);
+fn check_seats(call: fmt::Arguments<'_>, seats: usize) {
+    crate::op::participants(call, "the seat count", seats);
+}
+
+#[track_caller]
+fn check_capacity(call: fmt::Arguments<'_>, seats: usize, capacity: usize) {
+    check_seats(call, seats);
+    let max = crate::state::MAX as usize;
+    if !(seats..=max).contains(&capacity) {
+        panic!("mbarrier: {call}: the capacity must be in {seats} ..= {max} (the seat count ..= Barrier::MAX)");
+    }
 }
 
 impl<F> Team<F> {
     #[track_caller]
-    fn build(barrier: Barrier<F>, seats: usize, fan_in: usize, flat: usize) -> Team<F> {
+    fn build(
+        barrier: Barrier<F>,
+        seats: usize,
+        capacity: usize,
+        fan_in: usize,
+        flat: usize,
+    ) -> Team<F> {
         assert!(
             (2..=MAX_FAN_IN).contains(&fan_in),
             "mbarrier: Team::with_shape({seats}, {fan_in}, {flat}): the fan-in must be in 2 ..= {MAX_FAN_IN}"
         );
-        let nodes = if seats > flat {
-            tree::build(seats, fan_in)
+        let nodes = if capacity > flat {
+            tree::build(seats, capacity, fan_in)
         } else {
             Vec::new()
         };
-        Team {
-            barrier: CachePadded::new(barrier),
+        let apart = if (nodes.is_empty() && capacity > HEAD_RANKS)
+            || (!nodes.is_empty() && fan_in > LINE_RANKS)
+        {
+            (0..capacity).map(|_| AtomicU64::new(0)).collect()
+        } else {
+            Box::default()
+        };
+        let team = Team {
+            barrier: CachePadded::new(Head {
+                barrier,
+                ranks: std::array::from_fn(|_| AtomicU64::new(0)),
+            }),
             nodes: nodes.into_boxed_slice(),
-            handed: (0..seats.div_ceil(64)).map(|_| ClaimU64::new(0)).collect(),
+            apart,
+            joins: Mutex::new(()),
             seats: seats as u32,
+            capacity: capacity as u32,
             fan_in: fan_in as u32,
+            bookkeeping: ranks::bookkeeping(),
+        };
+        for rank in 0..seats {
+            // Relaxed: construction; the team is handed to other threads
+            // with a happens-before edge.
+            team.entry(rank)
+                .store(Entry::new(UNHANDED, 0).0, Ordering::Relaxed);
         }
+        team
     }
 
     /// The number of seats the team was made with.
@@ -406,10 +629,25 @@ impl<F> Team<F> {
         self.seats as usize
     }
 
-    /// The team's heap bytes (tree and seat bitmap), for the memory table.
+    /// The number of ranks: the most seats that can take part at once
+    /// (`seat_count()` for a team made with [`Team::new`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(mbarrier::Team::with_capacity(4, 64).capacity(), 64);
+    /// assert_eq!(mbarrier::Team::new(4).capacity(), 4);
+    /// ```
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.capacity as usize
+    }
+
+    /// The team's heap bytes (the tree, whose leaves hold the per-rank
+    /// table, or a table kept apart), for the memory table.
     #[cfg(test)]
     fn heap_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.nodes) + std::mem::size_of_val(&*self.handed)
+        std::mem::size_of_val(&*self.nodes) + std::mem::size_of_val(&*self.apart)
     }
 
     /// The number of tree nodes (0 for a flat team).
@@ -420,22 +658,37 @@ impl<F> Team<F> {
 }
 
 impl<F: Completion> Team<F> {
-    /// Claims `rank`'s bit; whether it was free.
-    fn claim(&self, rank: usize) -> bool {
-        let bit = 1u64 << (rank % 64);
-        // Relaxed: the bit hands out the rank once, which the RMW's
-        // atomicity alone decides (exactly one claimer finds it clear, under
-        // any ordering); it publishes nothing, since a seat's data goes
-        // through its arrivals.
-        self.handed[rank / 64].fetch_or(bit, Ordering::Relaxed) & bit == 0
+    /// Claims `rank`, taking part since construction and not handed out
+    /// yet; what its entry said otherwise.
+    fn claim(&self, rank: usize) -> Result<(), Entry> {
+        let entry = self.entry(rank);
+        // Relaxed: the CAS hands the rank out once, which its atomicity
+        // alone decides (exactly one claimer finds it unhanded, under any
+        // ordering); it publishes nothing, since a seat's data goes through
+        // its arrivals.
+        let mut e = Entry(entry.load(Ordering::Relaxed));
+        loop {
+            if e.state() != UNHANDED {
+                return Err(e);
+            }
+            let part = Entry::new(PART, e.wide());
+            // Relaxed: as above.
+            match entry.compare_exchange_weak(e.0, part.0, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Ok(()),
+                Err(found) => e = Entry(found),
+            }
+        }
     }
 
-    /// Hands out the seat of `rank`, once per rank.
+    /// Hands out the seat of `rank`, once per rank, for the ranks that take
+    /// part since construction (`0 .. seat_count()`); the others are
+    /// handed out by [`join`](Team::join).
     ///
     /// # Panics
     ///
-    /// If `rank >= seat_count()`, or if this rank's seat was handed out
-    /// before (by `seat` or [`seats`](Team::seats)).
+    /// If `rank >= capacity()`, if this rank's seat was handed out before
+    /// (by `seat`, [`seats`](Team::seats) or [`join`](Team::join)), or if
+    /// the rank does not take part (it never did, or its seat left).
     ///
     /// # Examples
     ///
@@ -449,23 +702,139 @@ impl<F: Completion> Team<F> {
     /// ```
     #[track_caller]
     pub fn seat(&self, rank: usize) -> Seat<'_, F> {
+        let capacity = self.capacity;
         assert!(
-            rank < self.seat_count(),
-            "mbarrier: Team::seat({rank}): rank out of range: the team has {} seats (ranks 0 ..= {})",
-            self.seats,
-            self.seats - 1
+            rank < self.capacity(),
+            "mbarrier: Team::seat({rank}): rank out of range: the team has capacity {capacity} (ranks 0 ..= {})",
+            capacity - 1
         );
-        assert!(
-            self.claim(rank),
-            "mbarrier: Team::seat({rank}): seat {rank} was already handed out (each rank once)"
-        );
-        Seat::new(self, rank)
+        match self.claim(rank) {
+            Ok(()) => Seat::new(self, rank, u64::MAX, false),
+            Err(e) if e.state() == PART => {
+                panic!("mbarrier: Team::seat({rank}): seat {rank} was already handed out (each rank once)")
+            }
+            Err(e) if e.state() == LEFT => panic!(
+                "mbarrier: Team::seat({rank}): rank {rank} does not take part: its seat left (a seat for a free rank comes from Team::join)"
+            ),
+            Err(_) => panic!(
+                "mbarrier: Team::seat({rank}): rank {rank} does not take part: ranks {} .. {capacity} take part once handed out by Team::join",
+                self.seats
+            ),
+        }
     }
 
     /// The seat of `rank` if it was not handed out yet (`rank` in range).
     pub(crate) fn try_seat(&self, rank: usize) -> Option<Seat<'_, F>> {
         debug_assert!(rank < self.seat_count());
-        self.claim(rank).then(|| Seat::new(self, rank))
+        self.claim(rank)
+            .ok()
+            .map(|()| Seat::new(self, rank, u64::MAX, false))
+    }
+
+    /// Hands out a seat for the lowest free rank, taking part from the
+    /// current phase on (Java's `Phaser::register`); `None` if no rank is
+    /// free.
+    ///
+    /// A rank is free when it does not take part and nothing of it is owed
+    /// or counted in the current phase: the ranks `seat_count() ..
+    /// capacity()` from the start, and the rank of a seat that left from
+    /// the phase after its leave (a leave is that seat's arrival in its
+    /// phase; for a seat that had arrived in the current phase, that is the
+    /// next one). The current phase then also waits for the new seat's
+    /// arrival, and its first arrival belongs to it, as for
+    /// [`Barrier::add_participants`]. Called while the completion function
+    /// of a phase runs, it blocks until the next phase has started and
+    /// joins that one. A join allocates nothing.
+    ///
+    /// # Panics
+    ///
+    /// If the team is poisoned or retired, or inside its own completion
+    /// function. Nothing is changed then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::with_capacity(1, 2);
+    /// let first = team.seat(0);
+    /// let token = first.arrive();
+    /// assert!(team.try_wait(&token)); // phase 0: rank 0 alone
+    /// let second = team.join().expect("rank 1 is free");
+    /// let token = first.arrive();
+    /// assert!(!team.try_wait(&token)); // phase 1 waits for the joined seat
+    /// drop(second.arrive());
+    /// assert!(team.try_wait(&token));
+    /// assert!(team.join().is_none()); // full
+    /// # drop((first, second));
+    /// ```
+    #[track_caller]
+    pub fn join(&self) -> Option<Seat<'_, F>> {
+        let call = SeatCall::Join;
+        let barrier = &self.barrier;
+        barrier.check_not_in_completion(&call);
+        // A join that panics changes nothing, so a poisoned lock is fine.
+        let _joins = self
+            .joins
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Acquire: the entries of every arrival before this phase's start
+        // are visible (team/ranks.rs, "Reading the table").
+        let mut s = barrier.snapshot(Ordering::Acquire);
+        while s.is_completing() {
+            barrier.wait_until(|s| (!s.is_completing()).then_some(()));
+            // Acquire: as above.
+            s = barrier.snapshot(Ordering::Acquire);
+        }
+        if let Err(misuse) = crate::op::check_join(s, 1) {
+            misuse.panic(call);
+        }
+        // Full: nothing changed.
+        self.lowest_free(self.wide_phase(s.phase()))?;
+        let joined = barrier
+            .join(call.joining(), 1)
+            .expect("one participant joins");
+        // The phase may have moved on since the look above: ranks only
+        // become free meanwhile (joins hold the lock), so one still is.
+        let wide = self.wide_phase(joined);
+        let rank = self
+            .lowest_free(wide)
+            .expect("free ranks stay free until a join takes them");
+        // Relaxed: the seat is handed to its thread with a happens-before
+        // edge, and later joins read it under the lock.
+        self.entry(rank)
+            .store(Entry::new(PART, wide).0, Ordering::Relaxed);
+        if !self.nodes.is_empty() {
+            self.attach(rank as u32 / self.fan_in, joined);
+        }
+        Some(Seat::new(
+            self,
+            rank,
+            wide.wrapping_sub(1),
+            !self.nodes.is_empty(),
+        ))
+    }
+
+    /// The ranks that take part in the current phase and have not arrived
+    /// in it, ascending: a snapshot, exact while nobody arrives. Ranks
+    /// taking part since construction whose seats were never handed out
+    /// count as taking part; a seat whose leave counts in the current phase
+    /// has arrived in it; a joined seat takes part from the phase it joined.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = mbarrier::Team::with_capacity(3, 4);
+    /// let seat = team.seat(1);
+    /// drop(seat.arrive());
+    /// assert_eq!(team.missing(), [0, 2]);
+    /// let late = team.join().unwrap();
+    /// assert_eq!(team.missing(), [0, 2, 3]);
+    /// # drop((seat, late));
+    /// ```
+    #[must_use]
+    pub fn missing(&self) -> Vec<usize> {
+        // Acquire: see `join`.
+        let s = self.barrier.snapshot(Ordering::Acquire);
+        self.missing_in(s.phase())
     }
 
     /// An iterator over every seat not yet handed out, in rank order. Each
@@ -489,16 +858,30 @@ impl<F: Completion> Team<F> {
     }
 }
 
+impl<F> Team<F> {
+    /// `arrived: N, expected: M` of the current phase, for the `Debug` of
+    /// the team and of what is built on it.
+    pub(crate) fn debug_progress(&self, f: &mut fmt::DebugStruct<'_, '_>) {
+        // Acquire: see `Team::join`.
+        let p = self.progress_in(self.barrier.word(Ordering::Acquire).phase());
+        f.field("arrived", &p.arrived)
+            .field("expected", &p.expected);
+    }
+}
+
 impl<F> fmt::Debug for Team<F> {
-    /// The seat count, the shape and the barrier's decoded word, e.g.
-    /// `Team { seats: 16, fan_in: 4, nodes: 5, barrier: Barrier { phase_parity: false, pending: 16, expected: 16, tx: 0, poisoned: false } }`.
+    /// The current phase's progress (participants arrived, and expected;
+    /// the tree's arrivals included), the shape and the barrier's decoded
+    /// word, e.g.
+    /// `Team { arrived: 3, expected: 16, capacity: 16, fan_in: 4, nodes: 5, barrier: Barrier { phase_parity: false, pending: 16, expected: 16, tx: 0, poisoned: false } }`.
     /// Never blocks.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Team")
-            .field("seats", &self.seats)
+        let mut d = f.debug_struct("Team");
+        self.debug_progress(&mut d);
+        d.field("capacity", &self.capacity)
             .field("fan_in", &self.fan_in)
             .field("nodes", &self.nodes.len())
-            .field("barrier", &*self.barrier)
+            .field("barrier", &self.barrier.barrier)
             .finish()
     }
 }
@@ -567,8 +950,8 @@ impl<'a, F: Completion> Iterator for Seats<'a, F> {
         while self.next < self.team.seat_count() {
             let rank = self.next;
             self.next += 1;
-            if self.team.claim(rank) {
-                return Some(Seat::new(self.team, rank));
+            if self.team.claim(rank).is_ok() {
+                return Some(Seat::new(self.team, rank, u64::MAX, false));
             }
         }
         None
@@ -601,12 +984,14 @@ mod tests {
         ] {
             let team = Team::new(seats);
             assert_eq!(team.nodes(), nodes, "{seats} seats");
-            assert_eq!(team.heap_bytes(), nodes * line + 8 * seats.div_ceil(64));
+            assert_eq!(team.heap_bytes(), nodes * line);
+            // The shape is the capacity's, whoever takes part.
+            assert_eq!(Team::with_capacity(1, seats).nodes(), nodes);
         }
         if cfg!(target_arch = "x86_64") {
             assert_eq!(line, 128);
             assert_eq!(std::mem::size_of::<Team>(), 256);
-            for (seats, heap) in [(4, 136), (16, 648), (64, 2696), (1024, 43_776)] {
+            for (seats, heap) in [(4, 128), (16, 640), (64, 2688), (1024, 43_648)] {
                 assert_eq!(Team::new(seats).heap_bytes(), heap, "{seats} seats");
             }
         }

@@ -220,6 +220,6 @@ fn debug_shows_the_group_and_the_word() {
     let barrier = BlockBarrier::new(4);
     assert_eq!(
         format!("{barrier:?}"),
-        "BlockBarrier { threads: 4, barrier: Barrier { phase_parity: false, pending: 4, expected: 4, tx: 0, poisoned: false } }"
+        "BlockBarrier { arrived: 0, expected: 4, threads: 4, barrier: Barrier { phase_parity: false, pending: 4, expected: 4, tx: 0, poisoned: false } }"
     );
 }

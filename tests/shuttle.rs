@@ -517,3 +517,157 @@ struct Noop;
 impl std::task::Wake for Noop {
     fn wake(self: std::sync::Arc<Self>) {}
 }
+
+// ---- joining (SPEC §10): join / leave / rejoin churn -----------------------
+
+/// Who takes part in the current phase and who reported in it; the
+/// completion function checks that every participant reported once.
+#[derive(Default)]
+struct Ledger {
+    members: std::collections::BTreeSet<usize>,
+    reported: std::collections::BTreeMap<usize, usize>,
+    /// Ranks whose leave is their arrival in the current phase.
+    leaving: Vec<usize>,
+    /// Ranks that arrived and then left: their leave is their arrival in
+    /// the next phase.
+    leaving_next: Vec<usize>,
+    phases: usize,
+}
+
+impl Ledger {
+    fn complete(&mut self) {
+        let reported: Vec<usize> = self.reported.keys().copied().collect();
+        let members: Vec<usize> = self.members.iter().copied().collect();
+        assert_eq!(reported, members, "phase {}: who reported", self.phases);
+        assert!(
+            self.reported.values().all(|&n| n == 1),
+            "phase {}: {:?}",
+            self.phases,
+            self.reported
+        );
+        self.reported.clear();
+        for rank in self.leaving.drain(..) {
+            self.members.remove(&rank);
+        }
+        for rank in self.leaving_next.drain(..) {
+            self.reported.insert(rank, 1);
+            self.leaving.push(rank);
+        }
+        self.phases += 1;
+    }
+
+    fn report(&mut self, rank: usize) {
+        *self.reported.entry(rank).or_default() += 1;
+    }
+}
+
+/// `churners` threads join a team of capacity `capacity`, stay a phase or
+/// two and leave, in each of the three ways, `rounds` times; rank 0 (the
+/// anchor) takes part for `anchor` phases, then leaves too. A join that
+/// finds the team full skips its round; one that finds it retired (every
+/// seat left) ends its thread. No thread spins, so every schedule ends.
+fn team_churn(
+    capacity: usize,
+    churners: usize,
+    rounds: usize,
+    (fan_in, flat): (usize, usize),
+    iterations: usize,
+) {
+    let run = move || {
+        let ledger = Arc::new(shuttle::sync::Mutex::new(Ledger::default()));
+        let team = {
+            let ledger = ledger.clone();
+            Arc::new(Team::with_completion_and_capacity_and_shape(
+                1,
+                capacity,
+                move || ledger.lock().unwrap().complete(),
+                fan_in,
+                flat,
+            ))
+        };
+        ledger.lock().unwrap().members.insert(0);
+        let handles: Vec<_> = (0..churners)
+            .map(|t| {
+                let (team, ledger) = (team.clone(), ledger.clone());
+                thread::spawn(move || {
+                    for round in 0..rounds {
+                        let seat = match catch_unwind(AssertUnwindSafe(|| team.join())) {
+                            Ok(Some(seat)) => seat,
+                            Ok(None) => continue,
+                            Err(_) => return, // retired: every seat left
+                        };
+                        let rank = seat.rank();
+                        assert!(
+                            ledger.lock().unwrap().members.insert(rank),
+                            "rank {rank} taken twice"
+                        );
+                        for _ in 0..(t + round) % 2 {
+                            ledger.lock().unwrap().report(rank);
+                            seat.arrive_and_wait();
+                        }
+                        let mut l = ledger.lock().unwrap();
+                        l.report(rank);
+                        match (t + round) % 3 {
+                            0 => {
+                                l.leaving.push(rank);
+                                drop(l);
+                                seat.arrive_and_drop();
+                            }
+                            1 => {
+                                l.leaving.push(rank);
+                                drop(l);
+                                drop(seat);
+                            }
+                            _ => {
+                                l.leaving_next.push(rank);
+                                drop(l);
+                                drop(seat.arrive());
+                                drop(seat);
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        let anchor = team.seat(0);
+        for _ in 0..rounds * 2 {
+            ledger.lock().unwrap().report(0);
+            anchor.arrive_and_wait();
+        }
+        let mut l = ledger.lock().unwrap();
+        l.report(0);
+        l.leaving.push(0);
+        drop(l);
+        anchor.arrive_and_drop();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        // Whoever is left is leaving: a seat that arrived and then left in
+        // the last phase counts in the next one, which retires at once.
+        let l = ledger.lock().unwrap();
+        assert!(
+            l.members.iter().all(|r| l.leaving.contains(r)),
+            "{:?}",
+            l.members
+        );
+    };
+    let run = std::sync::Arc::new(run);
+    let again = run.clone();
+    shuttle::check_random(move || again(), iterations);
+    shuttle::check_pct(move || run(), iterations, 3);
+}
+
+#[test]
+fn team_churn_eight_seats_more_joiners_than_ranks() {
+    team_churn(8, 9, 3, (4, 0), iterations());
+}
+
+#[test]
+fn team_churn_sixty_four_seats_binary_tree() {
+    team_churn(64, 6, 3, (2, 0), iterations() / 4);
+}
+
+#[test]
+fn team_churn_flat() {
+    team_churn(2, 3, 3, (4, usize::MAX), iterations() / 2);
+}

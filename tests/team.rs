@@ -547,7 +547,7 @@ fn seats_are_handed_out_once_per_rank() {
     );
     assert_eq!(
         panic_of(|| team.seat(8)),
-        "mbarrier: Team::seat(8): rank out of range: the team has 8 seats (ranks 0 ..= 7)"
+        "mbarrier: Team::seat(8): rank out of range: the team has capacity 8 (ranks 0 ..= 7)"
     );
     let ranks: Vec<usize> = team.seats().map(|s| s.rank()).collect();
     assert_eq!(ranks, [0, 1, 2, 4, 5, 6, 7]);
@@ -565,10 +565,13 @@ fn the_team_debugs_its_shape_and_its_word() {
     let team = Team::new(16);
     assert_eq!(
         format!("{team:?}"),
-        "Team { seats: 16, fan_in: 4, nodes: 5, barrier: Barrier { phase_parity: false, pending: 16, expected: 16, tx: 0, poisoned: false } }"
+        "Team { arrived: 0, expected: 16, capacity: 16, fan_in: 4, nodes: 5, barrier: Barrier { phase_parity: false, pending: 16, expected: 16, tx: 0, poisoned: false } }"
     );
     let seat = team.seat(0);
-    assert_eq!(format!("{seat:?}"), "Seat { rank: 0, .. }");
+    assert_eq!(
+        format!("{seat:?}"),
+        "Seat { rank: 0, arrived: 0, expected: 16, .. }"
+    );
     std::mem::forget(seat);
 }
 
@@ -849,7 +852,10 @@ fn a_block_is_used_through_seats_or_seat_less_not_both() {
         panic_of(|| block.seat(2)),
         "mbarrier: BlockBarrier::seat(2): rank out of range: the block has 2 threads (ranks 0 ..= 1)"
     );
-    assert_eq!(format!("{seat:?}"), "BlockSeat { rank: 1, threads: 2 }");
+    assert_eq!(
+        format!("{seat:?}"),
+        "BlockSeat { rank: 1, arrived: 0, expected: 2, threads: 2 }"
+    );
     let other = block.seat(0);
     // One call site for both (a divergent sync otherwise, with `diagnostics`).
     let sync_count = |seat: &mbarrier::BlockSeat<'_>| seat.sync_count(true);

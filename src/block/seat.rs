@@ -188,11 +188,13 @@ impl Drop for BlockSeat<'_> {
 }
 
 impl fmt::Debug for BlockSeat<'_> {
-    /// E.g. `BlockSeat { rank: 3, threads: 16 }`.
+    /// The rank, the block's progress in the current phase and its size,
+    /// e.g. `BlockSeat { rank: 3, arrived: 5, expected: 16, threads: 16 }`.
+    /// Never blocks.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BlockSeat")
-            .field("rank", &self.rank())
-            .field("threads", &self.block.threads)
-            .finish()
+        let mut d = f.debug_struct("BlockSeat");
+        d.field("rank", &self.rank());
+        self.block.debug_progress(&mut d);
+        d.field("threads", &self.block.threads).finish()
     }
 }

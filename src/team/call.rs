@@ -15,6 +15,8 @@ pub(crate) enum SeatCall {
     ArriveAndDrop,
     Drop,
     ArriveAndWaitAsync,
+    /// `Team::join()`: no arrival, the name of its join on the word.
+    Join,
 }
 
 impl SeatCall {
@@ -42,6 +44,14 @@ impl SeatCall {
     }
 }
 
+impl SeatCall {
+    /// A join on the word named after this call (`add_participants` as
+    /// `Team::join` makes it).
+    pub(crate) fn joining(&self) -> Op<'_> {
+        Op::Joining { name: self }
+    }
+}
+
 impl fmt::Display for SeatCall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -51,6 +61,7 @@ impl fmt::Display for SeatCall {
             SeatCall::ArriveAndDrop => f.write_str("Seat::arrive_and_drop()"),
             SeatCall::Drop => f.write_str("drop(Seat)"),
             SeatCall::ArriveAndWaitAsync => f.write_str("Seat::arrive_and_wait_async()"),
+            SeatCall::Join => f.write_str("Team::join()"),
         }
     }
 }

@@ -328,6 +328,12 @@ impl<F: Completion> Team<F> {
 impl<F> Team<F> {
     /// The team's barrier, for `Debug` output only.
     pub(crate) fn barrier_debug(&self) -> &(dyn fmt::Debug + '_) {
-        &*self.barrier
+        &self.barrier.barrier
+    }
+
+    /// One load of the team's word, for the queries of what is built on it.
+    #[inline]
+    pub(crate) fn word(&self, order: crate::sync::Ordering) -> crate::state::Snapshot {
+        self.barrier.word(order)
     }
 }

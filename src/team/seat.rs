@@ -1,6 +1,7 @@
 //! A [`Team`]'s [`Seat`]: arriving, leaving, and the checks of a seat
 //! (the design and its proof are in `team.rs`).
 
+use super::ranks::Entry;
 use super::tree::Contribution;
 use super::*;
 
@@ -32,9 +33,17 @@ use super::*;
 pub struct Seat<'a, F: Completion = ()> {
     pub(super) team: &'a Team<F>,
     pub(super) rank: u32,
-    /// The phase (mod 4) of this seat's last arrival; 3 ("phase -1") before
-    /// the first (phase 0 cannot complete before every seat arrived once).
-    pub(super) last: Cell<Phase>,
+    /// The wide number (team/ranks.rs) of the phase of this seat's last
+    /// arrival; the one before the phase it joined ("phase -1", `u64::MAX`,
+    /// for a seat taking part from phase 0, which cannot complete before
+    /// every seat arrived once).
+    pub(super) last: Cell<u64>,
+    /// A joined seat's first arrival goes to the word, not to its leaf: its
+    /// leaf counts it from the next round on (`Team::join`).
+    pub(super) direct: Cell<bool>,
+    /// This rank's entry in the team's table (`None` only in the benches'
+    /// runs without the table).
+    pub(super) entry: Option<&'a AtomicU64>,
 }
 
 // Like a `Barrier`, a seat is safe to use across `catch_unwind`: its
@@ -44,17 +53,31 @@ impl<F: Completion> std::panic::RefUnwindSafe for Seat<'_, F> {}
 impl<F: Completion> std::panic::UnwindSafe for Seat<'_, F> {}
 
 impl<'a, F: Completion> Seat<'a, F> {
-    pub(super) fn new(team: &'a Team<F>, rank: usize) -> Seat<'a, F> {
+    /// The seat of `rank`, whose last arrival was in (wide) phase `last`.
+    pub(super) fn new(team: &'a Team<F>, rank: usize, last: u64, direct: bool) -> Seat<'a, F> {
+        // The wide "phase -1" is `Phase::BEFORE_ZERO` modulo 4.
+        debug_assert!(last != u64::MAX || wide_phase(last) == Phase::BEFORE_ZERO);
         Seat {
             team,
             rank: rank as u32,
-            last: Cell::new(Phase::BEFORE_ZERO),
+            last: Cell::new(last),
+            direct: Cell::new(direct),
+            entry: team.bookkeeping.then(|| team.entry(rank)),
         }
     }
 
     /// The phase (mod 4) of this seat's next arrival (or leave).
     pub(crate) fn next_phase(&self) -> Phase {
-        self.last.get().next()
+        wide_phase(self.last.get().wrapping_add(1))
+    }
+
+    /// Stores this rank's entry, before the arrival or leave it describes
+    /// (team/ranks.rs). Relaxed: that arrival's `Release` carries it.
+    #[inline]
+    fn publish(&self, e: Entry) {
+        if let Some(entry) = self.entry {
+            entry.store(e.0, Ordering::Relaxed);
+        }
     }
 
     /// This seat's rank, `0 .. seat_count()`.
@@ -232,7 +255,7 @@ impl<F: Completion> Seat<'_, F> {
     #[inline]
     pub(super) fn enter(&self, call: SeatCall) -> Phase {
         let barrier = &self.team.barrier;
-        let last = self.last.get();
+        let last = wide_phase(self.last.get());
         // Acquire: synchronizes with the root climber's RMW that started
         // this phase (state.rs point 3), which came after every node's
         // re-arm of the last round; so this arrival's node CAS
@@ -289,8 +312,11 @@ impl<F: Completion> Seat<'_, F> {
             drops: 0,
             leave: false,
         };
+        let wide = self.last.get().wrapping_add(1);
+        debug_assert_eq!(wide_phase(wide), phase);
+        self.publish(Entry::new(super::PART, wide.wrapping_add(1)));
         let result = self.contribute(phase, arrival, call, false);
-        self.last.set(phase);
+        self.last.set(wide);
         result
     }
 
@@ -306,7 +332,7 @@ impl<F: Completion> Seat<'_, F> {
         quiet: bool,
     ) -> (ArrivalToken, bool) {
         let team = self.team;
-        if team.nodes.is_empty() {
+        if team.nodes.is_empty() || self.direct.replace(false) {
             return team
                 .barrier
                 .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet));
@@ -320,9 +346,17 @@ impl<F: Completion> Seat<'_, F> {
 
     /// Leaves: a contribution `(1, 1, leave)` to round `last + 1` (module
     /// docs, "Leaving").
+    ///
+    /// A joined seat that leaves before its first arrival makes that
+    /// arrival and its drop on the word (where its first arrival was owed)
+    /// and leaves its leaf from the round after, with a contribution that
+    /// carries nothing but the leave.
     #[track_caller]
     pub(super) fn leave(&self, call: SeatCall, quiet: bool) {
         let last = self.last.get();
+        // Its leave counts as its arrival in the phase after its last one.
+        self.publish(Entry::new(super::LEFT, last.wrapping_add(1)));
+        let last = wide_phase(last);
         if self.team.nodes.is_empty() {
             let _left = self
                 .team
@@ -330,13 +364,27 @@ impl<F: Completion> Seat<'_, F> {
                 .arrive_combined(call.leave_after(last, 1, true));
             return;
         }
-        let c = Contribution {
+        let mut c = Contribution {
             arrivals: 1,
             drops: 1,
             leave: true,
         };
-        let _ = self.contribute(last.next(), c, call, quiet);
+        let mut round = last.next();
+        if self.direct.replace(false) {
+            let _first = self
+                .team
+                .barrier
+                .arrive_combined(call.combined(1, 1, 0, quiet));
+            (c.arrivals, c.drops, round) = (0, 0, round.next());
+        }
+        let _ = self.contribute(round, c, call, quiet);
     }
+}
+
+/// The phase modulo 4 of a wide phase number (team/ranks.rs).
+#[inline]
+pub(super) fn wide_phase(wide: u64) -> Phase {
+    Phase::new(wide as u8)
 }
 
 impl<F: Completion> Drop for Seat<'_, F> {
@@ -365,10 +413,12 @@ impl<F: Completion> Drop for Seat<'_, F> {
 }
 
 impl<F: Completion> fmt::Debug for Seat<'_, F> {
-    /// E.g. `Seat { rank: 3, .. }`.
+    /// The rank and the team's progress in the current phase, e.g.
+    /// `Seat { rank: 3, arrived: 5, expected: 16, .. }`. Never blocks.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Seat")
-            .field("rank", &self.rank)
-            .finish_non_exhaustive()
+        let mut d = f.debug_struct("Seat");
+        d.field("rank", &self.rank);
+        self.team.debug_progress(&mut d);
+        d.finish_non_exhaustive()
     }
 }

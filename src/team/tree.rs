@@ -32,9 +32,15 @@
 //!   sums 0) and climbs with the round's sums and `leave = (members == 0)`;
 //! - [`fold`](NodeWord::fold): a leaver's early contribution to round
 //!   `r + 1` that finds the node still in round `r` is folded into it
-//!   (`team.rs`, "Leaving").
+//!   (`team.rs`, "Leaving");
+//! - [`attach`](NodeWord::attach): a joined member, counted from the round
+//!   after the joined phase `p` on (one more member, owed at once if the
+//!   node is in round `p + 1` already); an empty node is re-armed for
+//!   round `p + 1` with that one member and attaches to its parent the same
+//!   way (`team.rs`, "Joining").
 //!
-//! An empty node is never touched again: its parent no longer waits for it.
+//! An empty node is touched by nobody but a join: its parent no longer
+//! waits for it.
 
 use super::*;
 use crate::phase::Phase;
@@ -56,6 +62,11 @@ const ROUND_MASK: u64 = (1 << Phase::BITS) - 1;
 
 /// Largest fan-in: what `pending` and `members` can count.
 pub(super) const MAX_FAN_IN: usize = 64;
+
+/// Ranks whose entries (team/ranks.rs) a leaf holds in its own cache line,
+/// beside its word and its parent index: 14 in 128 bytes. A tree of a
+/// larger fan-in keeps its table apart.
+pub(super) const LINE_RANKS: usize = 14;
 /// The root has no parent.
 pub(super) const NO_PARENT: u32 = u32::MAX;
 
@@ -181,6 +192,27 @@ impl NodeWord {
         (NodeWord::new(self.round().next(), self.members()), sums)
     }
 
+    /// A member joined in phase `joined` (its arrival there goes to the
+    /// word): counted from round `joined + 1` on. A node with members is in
+    /// round `joined` (the member is owed from the re-arm on) or already in
+    /// `joined + 1` (owed at once); an empty node is re-armed for
+    /// `joined + 1` with the one member, and the `true` says that it must
+    /// attach to its parent too.
+    pub(super) fn attach(self, joined: Phase) -> (NodeWord, bool) {
+        if self.members() == 0 {
+            return (NodeWord::new(joined.next(), 1), true);
+        }
+        let owed_now = self.round() != joined;
+        debug_assert!(!owed_now || self.round() == joined.next());
+        let word = self.with(
+            self.pending() + u32::from(owed_now),
+            self.members() + 1,
+            self.arrivals(),
+            self.drops(),
+        );
+        (word, false)
+    }
+
     /// A leaver's contribution `c` to `round` that finds the node still in
     /// the round before: folded into that round (its arrival is in there,
     /// so nothing more is owed; it leaves and counts as a drop).
@@ -201,6 +233,10 @@ pub(super) struct Node {
     word: AtomicU64,
     /// Index of the parent node, or [`NO_PARENT`] for the root.
     pub(super) parent: u32,
+    /// In a leaf, the per-rank entries of its seats (team/ranks.rs), in the
+    /// line the seats' arrivals CAS anyway; unused in inner nodes, where
+    /// they fill the line's padding.
+    pub(super) ranks: [AtomicU64; LINE_RANKS],
 }
 
 impl Node {
@@ -208,6 +244,38 @@ impl Node {
         Node {
             word: AtomicU64::new(NodeWord::new(Phase::ZERO, members).0),
             parent: NO_PARENT,
+            ranks: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+
+    /// The node's word, for the tests and `Debug`.
+    pub(super) fn load(&self) -> NodeWord {
+        // Relaxed: a snapshot.
+        NodeWord(self.word.load(Ordering::Relaxed))
+    }
+
+    /// Attaches a member joined in phase `joined` ([`NodeWord::attach`]);
+    /// whether the node was empty and must attach to its parent too.
+    ///
+    /// Relaxed: the count is the word itself, which every later
+    /// contribution (an RMW) reads as the latest value, and being an RMW it
+    /// continues the release sequences of the contributions before it
+    /// (team.rs, memory ordering, point 1); nothing else is handed over.
+    fn attach(&self, joined: Phase) -> bool {
+        // Relaxed: seeds the CAS loop.
+        let mut cur = NodeWord(self.word.load(Ordering::Relaxed));
+        loop {
+            let (new, revived) = cur.attach(joined);
+            // Relaxed: see above.
+            match self.word.compare_exchange_weak(
+                cur.0,
+                new.0,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return revived,
+                Err(found) => cur = NodeWord(found),
+            }
         }
     }
 
@@ -242,18 +310,20 @@ impl Node {
     }
 }
 
-/// The tree for `seats` seats with fan-in `fan_in`, level by level, leaves
-/// first and the root last: seat `r` belongs to leaf `r / fan_in`, and every
-/// `fan_in` nodes of a level have a parent on the next level.
-pub(super) fn build(seats: usize, fan_in: usize) -> Vec<CachePadded<Node>> {
-    let mut nodes = Vec::new();
-    // `below` members (seats, then nodes) per level.
-    let mut below = seats;
+/// The tree for `capacity` ranks with fan-in `fan_in`, of which
+/// `0 .. seats` take part, level by level, leaves first and the root last:
+/// rank `r` belongs to leaf `r / fan_in`, and every `fan_in` nodes of a
+/// level have a parent on the next level. A rank that does not take part
+/// is no member of its leaf, and a node without members none of its parent.
+pub(super) fn build(seats: usize, capacity: usize, fan_in: usize) -> Vec<CachePadded<Node>> {
+    let mut nodes: Vec<CachePadded<Node>> = Vec::new();
+    // Whether each member of the level below takes part (ranks, then nodes).
+    let mut below: Vec<bool> = (0..capacity).map(|r| r < seats).collect();
     let mut start = 0;
     loop {
-        let count = below.div_ceil(fan_in);
-        for j in 0..count {
-            let members = fan_in.min(below - j * fan_in) as u32;
+        let count = below.len().div_ceil(fan_in);
+        for group in below.chunks(fan_in) {
+            let members = group.iter().filter(|&&m| m).count() as u32;
             nodes.push(CachePadded::new(Node::new(members)));
         }
         if count == 1 {
@@ -263,8 +333,11 @@ pub(super) fn build(seats: usize, fan_in: usize) -> Vec<CachePadded<Node>> {
         for j in 0..count {
             nodes[start + j].parent = (next + j / fan_in) as u32;
         }
+        below = nodes[start..next]
+            .iter()
+            .map(|n| n.load().members() > 0)
+            .collect();
         start = next;
-        below = count;
     }
 }
 
@@ -283,6 +356,19 @@ impl<F: Completion> Team<F> {
             c = n.contribute(round, c)?;
             if n.parent == NO_PARENT {
                 return Some(c);
+            }
+            node = n.parent;
+        }
+    }
+
+    /// A seat joined in phase `joined` at `leaf`: attaches it from the next
+    /// round on, reviving empty nodes up to the root (team.rs, "Joining").
+    /// Under the team's join lock, while phase `joined` cannot complete.
+    pub(super) fn attach(&self, mut node: u32, joined: Phase) {
+        loop {
+            let n = &self.nodes[node as usize];
+            if !n.attach(joined) || n.parent == NO_PARENT {
+                return;
             }
             node = n.parent;
         }
@@ -378,9 +464,43 @@ mod tests {
     }
 
     #[test]
+    fn attach_counts_a_joined_member_from_the_next_round() {
+        let p = Phase::new(2);
+        // Still in round p: owed from the re-arm for p + 1 on.
+        let w = NodeWord::new(p, 3).count(ONE).0;
+        let (a, revived) = w.attach(p);
+        assert!(!revived);
+        assert_eq!((a.round(), a.pending(), a.members()), (p, 2, 4));
+        let (next, sums) = a.count(ONE).0.count(ONE);
+        assert_eq!(sums.map(|c| c.arrivals), Some(3));
+        assert_eq!(
+            (next.round(), next.pending(), next.members()),
+            (p.next(), 4, 4)
+        );
+        // Already in round p + 1: owed at once.
+        let (b, _) = NodeWord::new(p.next(), 2).attach(p);
+        assert_eq!((b.round(), b.pending(), b.members()), (p.next(), 3, 3));
+        // Empty (frozen in any round): re-armed for p + 1 with the one member.
+        for frozen in 0..4 {
+            let (c, revived) = NodeWord::new(Phase::new(frozen), 0).attach(p);
+            assert!(revived);
+            assert_eq!((c.round(), c.pending(), c.members()), (p.next(), 1, 1));
+        }
+    }
+
+    #[test]
+    fn ranks_not_taking_part_are_no_members() {
+        // Capacity 10, fan-in 2, ranks 0..3 taking part: leaves {0,1} {2}
+        // (rank 3 out) and three empty ones; of the next level only the
+        // first node has members; the root has one.
+        let members: Vec<u32> = build(3, 10, 2).iter().map(|n| n.load().members()).collect();
+        assert_eq!(members, [2, 1, 0, 0, 0, 2, 0, 0, 1, 0, 1]);
+    }
+
+    #[test]
     fn parents_point_one_level_up() {
         // 5 leaves (0-4), then 3 (5-7), 2 (8-9) and the root (10).
-        let parents: Vec<u32> = build(10, 2).iter().map(|n| n.parent).collect();
+        let parents: Vec<u32> = build(10, 10, 2).iter().map(|n| n.parent).collect();
         assert_eq!(parents, [5, 5, 6, 6, 7, 8, 8, 9, 10, 10, NO_PARENT]);
     }
 }

@@ -1,0 +1,216 @@
+//! `Team::join` (team.rs, team/ranks.rs): a join racing the arrival that
+//! completes the phase, racing a leave at the same node, reviving an empty
+//! subtree while a leave climbs past it, and landing in the completion
+//! window. Wherever the join lands, the joined seat is owed in the phase it
+//! joined (the others wait for it), its rank is one that is free then, the
+//! joiner sees what the phase before published, and the counts end right.
+
+mod common;
+use common::{model, panic_message, quiet_expected_panics, Slots};
+use loom::{
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc,
+    },
+    thread,
+};
+use mbarrier::Team;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The `barrier: Barrier { .. }` part of the team's `Debug`: its word,
+/// read with a `Relaxed` load, so that only the join orders what follows.
+fn word<F: mbarrier::Completion>(team: &Team<F>) -> String {
+    let debug = format!("{team:?}");
+    let start = debug.find("barrier: ").expect("Team's Debug shows its barrier") + "barrier: ".len();
+    let end = start + debug[start..].find('}').expect("the barrier's Debug ends") + 1;
+    debug[start..end].to_string()
+}
+
+fn odd_phase<F: mbarrier::Completion>(team: &Team<F>) -> bool {
+    word(team).contains("phase_parity: true")
+}
+
+/// Rank 0 completes phases 0 and 1 (alone, or with the joined seat) and
+/// then leaves; the main thread joins (rank 1, one leaf for both), arrives
+/// once and leaves. A join after rank 0 left finds the team retired.
+#[test]
+fn a_join_races_the_completing_arrival() {
+    quiet_expected_panics();
+    model(|| {
+        let team = Arc::new(Team::with_capacity_and_shape(1, 2, 2, 0));
+        let slots = Arc::new(Slots::new(1));
+        let stayer = {
+            let (team, slots) = (team.clone(), slots.clone());
+            thread::spawn(move || {
+                let seat = team.seat(0);
+                slots.set(0, 7);
+                seat.arrive_and_wait();
+                seat.arrive_and_wait();
+            })
+        };
+        match catch_unwind(AssertUnwindSafe(|| team.join())) {
+            Ok(joined) => {
+                let joined = joined.expect("rank 1 is free");
+                assert_eq!(joined.rank(), 1);
+                if odd_phase(&team) {
+                    // Joined phase 1: the join saw phase 0's arrivals.
+                    assert_eq!(slots.get(0), 7);
+                }
+                joined.arrive_and_wait();
+            }
+            Err(payload) => {
+                let message = panic_message(&*payload);
+                assert!(message.contains("the barrier is retired"), "{message}");
+            }
+        }
+        stayer.join().unwrap();
+        assert_eq!(
+            word(&team),
+            if odd_phase(&team) {
+                "Barrier { phase_parity: true, pending: 0, expected: 0, tx: 0, poisoned: false }"
+            } else {
+                "Barrier { phase_parity: false, pending: 0, expected: 0, tx: 0, poisoned: false }"
+            }
+        );
+    });
+}
+
+/// Two seats on one node (capacity 4, fan-in 4): seat 1 arrives and leaves
+/// at once (its leave folds into phase 0's round at the node, or arrives
+/// early in phase 1's), racing a join that attaches rank 2 to the same node
+/// (from the round after the joined phase). Seat 0 and the joined seat then
+/// meet in every phase; rank 1 is never handed out while it is counted.
+#[test]
+fn a_join_races_a_leave_at_the_same_node() {
+    model(|| {
+        let team = Arc::new(Team::with_capacity_and_shape(2, 4, 4, 0));
+        let leaver = {
+            let team = team.clone();
+            thread::spawn(move || {
+                let seat = team.seat(1);
+                drop(seat.arrive());
+                drop(seat); // leaves from phase 1 on
+            })
+        };
+        let stayer = team.seat(0);
+        let joined = team.join().expect("ranks 2 and 3 are free");
+        // Rank 1 is counted in phases 0 and 1: never the joined rank here.
+        assert_eq!(joined.rank(), 2);
+        let t = stayer.arrive();
+        drop(joined.arrive());
+        team.wait(t); // phase 0 (the joined seat joined it) or phase 1
+        let t = stayer.arrive();
+        let u = joined.arrive();
+        team.wait(t);
+        team.wait(u);
+        leaver.join().unwrap();
+        // Phase 0 with all three (it cannot complete before seat 0's
+        // arrival, so the join is in it), phase 1 with seats 0 and 2.
+        assert_eq!(team.missing(), [0, 2]);
+        assert_eq!(
+            word(&team),
+            "Barrier { phase_parity: false, pending: 2, expected: 2, tx: 0, poisoned: false }"
+        );
+        drop((stayer, joined));
+    });
+}
+
+/// Capacity 4, fan-in 2: ranks 0 and 1 fill the first leaf, the second
+/// leaf is empty (no member, not waited for by the root). One thread holds
+/// both seats of the first leaf: it writes, arrives with both in phases 0
+/// and 1, then both leave, emptying the leaf, whose last climb (with its
+/// leave) goes to the root. The join takes rank 2, revives the empty leaf
+/// and attaches it at the root, racing those climbs. The joined seat reads
+/// the writes after each wait. A join after both left finds the team
+/// retired.
+#[test]
+fn a_join_revives_an_empty_leaf_while_a_leave_climbs() {
+    quiet_expected_panics();
+    // Capped at 2 preemptions: at 3 the schedules grow past the suite's
+    // budget, and the races it is about (the attach at the root between the
+    // pair's climbs, the revival before or after the leaf's last climb)
+    // need one preemption each.
+    common::model_bounded(2, || {
+        let team = Arc::new(Team::with_capacity_and_shape(2, 4, 2, 0));
+        let slots = Arc::new(Slots::new(2));
+        let pair = {
+            let (team, slots) = (team.clone(), slots.clone());
+            thread::spawn(move || {
+                let (a, b) = (team.seat(0), team.seat(1));
+                for p in 0..2 {
+                    slots.set(p, p + 1);
+                    drop(b.arrive());
+                    a.arrive_and_wait();
+                }
+                b.arrive_and_drop();
+                a.arrive_and_drop();
+            })
+        };
+        match catch_unwind(AssertUnwindSafe(|| team.join())) {
+            Ok(joined) => {
+                let joined = joined.expect("ranks 2 and 3 are free");
+                assert_eq!(joined.rank(), 2);
+                // Phase 0, 1 or 2 (then with the pair's leaves).
+                let odd = odd_phase(&team);
+                joined.arrive_and_wait();
+                assert_eq!(slots.get(odd as usize), odd as usize + 1);
+                if !odd {
+                    joined.arrive_and_wait();
+                    assert_eq!(slots.get(1), 2);
+                }
+            }
+            Err(payload) => {
+                let message = panic_message(&*payload);
+                assert!(message.contains("the barrier is retired"), "{message}");
+            }
+        }
+        pair.join().unwrap();
+        assert!(word(&team).contains("pending: 0, expected: 0"), "{}", word(&team));
+    });
+}
+
+/// A join that lands while phase 0's completion function runs waits for
+/// phase 1 and joins that one; the completion function's writes are visible
+/// to it. Rank 0 completes phase 0 alone, or with the joined seat.
+#[test]
+fn a_join_in_the_completion_window_joins_the_next_phase() {
+    model(|| {
+        let slots = Arc::new(Slots::new(1));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let team = {
+            let (slots, runs) = (slots.clone(), runs.clone());
+            Arc::new(Team::with_completion_and_capacity_and_shape(
+                1,
+                2,
+                move || {
+                    // Relaxed: the completions are ordered by the team.
+                    let run = runs.fetch_add(1, Ordering::Relaxed);
+                    slots.set(0, 100 + run);
+                },
+                2,
+                0,
+            ))
+        };
+        let stayer = {
+            let team = team.clone();
+            thread::spawn(move || {
+                let seat = team.seat(0);
+                seat.arrive_and_wait();
+                seat.arrive_and_wait();
+                std::mem::forget(seat);
+            })
+        };
+        let joined = team.join().expect("rank 1 is free");
+        if odd_phase(&team) {
+            assert_eq!(slots.get(0), 100);
+        }
+        joined.arrive_and_drop();
+        stayer.join().unwrap();
+        // Relaxed: every run happened-before the join of the stayer.
+        assert_eq!(runs.load(Ordering::Relaxed), 2);
+        assert_eq!(
+            word(&team),
+            "Barrier { phase_parity: false, pending: 1, expected: 1, tx: 0, poisoned: false }"
+        );
+    });
+}

@@ -1,0 +1,199 @@
+//! The per-rank table of a [`Team`]: one word per rank of the capacity,
+//! saying whether the rank takes part and, in a *wide* phase number that
+//! does not wrap, the next phase it arrives in or the phase its leave
+//! counts in. It serves [`Team::join`] (which ranks are free, and the wide
+//! number of the current phase) and [`Team::missing`] and the progress in
+//! `Debug` (who arrived in the current phase).
+//!
+//! # An entry
+//!
+//! ```text
+//!  63 62 61                                            0
+//! +-----+-----------------------------------------------+
+//! |state|                 wide phase                    |
+//! +-----+-----------------------------------------------+
+//! ```
+//!
+//! | state | wide phase | meaning |
+//! |---|---|---|
+//! | [`FREE`] | 0 | never took part (ranks `seats..capacity` at the start) |
+//! | [`UNHANDED`] | the next phase it arrives in (0) | takes part since construction; its seat was not handed out yet |
+//! | [`PART`] | the next phase it arrives in | takes part; its seat is out |
+//! | [`LEFT`] | the phase its leave counts in | left: free from the phase after that one |
+//!
+//! The wide phase counts every phase since construction (the word keeps
+//! only its value modulo 4); 62 bits do not wrap in any real run. Each
+//! entry has one writer at a time: the seat that holds the rank (each of
+//! its arrivals stores its next phase, its leave stores `LEFT`), else
+//! [`Team::join`] under the team's join lock (`FREE` or `LEFT` to `PART`),
+//! else `Team::seat` (`UNHANDED` to `PART`, a CAS, as two threads may ask
+//! for the same rank).
+//!
+//! # Where the entries live
+//!
+//! In a tree, a rank's entry sits in its leaf's cache line, beside the
+//! leaf's word that the seat's arrival CASes anyway, so storing it costs no
+//! extra line transfer. In a flat team of up to [`HEAD_RANKS`] seats the
+//! entries sit in the barrier's line, beside the word the arrival updates.
+//! A larger flat team, or a tree whose fan-in exceeds what a leaf's line
+//! holds (measuring shapes only), keeps them in an array of their own.
+//!
+//! # Reading the table
+//!
+//! A seat stores its entry before the arrival that it describes, so a
+//! reader that happens-after an arrival (it read the word `Acquire` in the
+//! phase after it, or later) sees its entry. Every entry that a reader can
+//! see then holds at most `P + 1` (the current phase `P`: an entry of a rank
+//! that arrived in `P`, or of a seat that arrived in `P` and left from the
+//! next phase on), and one that takes part at least `P` (it arrived in
+//! every phase before `P`, or joined in `P`). So the largest entry `M`
+//! fixes the wide number of `P`: the one value in `M - 1 ..= M + 2` that is
+//! `P` modulo 4 (with no rank taking part, `M` is the last leave's phase,
+//! `P - 1 ..= P`: a team whose every participant left is retired once that
+//! phase completes). [`Team::join`] reads it that way after its `Acquire`
+//! RMW of the word; `missing()` and `Debug` read it the same way after an
+//! `Acquire` load (a snapshot: exact while nobody arrives).
+
+use super::seat::wide_phase;
+use super::*;
+
+/// Rank never took part (`seats..capacity` at the start).
+pub(super) const FREE: u64 = 0;
+/// Rank takes part; its seat is out.
+pub(super) const PART: u64 = 1 << 62;
+/// Rank takes part since construction; its seat was not handed out yet.
+pub(super) const UNHANDED: u64 = 2 << 62;
+/// Rank left; the wide phase is the phase its leave counts in.
+pub(super) const LEFT: u64 = 3 << 62;
+const STATE: u64 = 3 << 62;
+const WIDE: u64 = !STATE;
+
+/// Entries in the barrier's line, for a flat team of at most this many seats.
+pub(crate) const HEAD_RANKS: usize = 2;
+
+/// A decoded entry.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Entry(pub(super) u64);
+
+impl Entry {
+    pub(super) fn new(state: u64, wide: u64) -> Entry {
+        debug_assert!(state & WIDE == 0);
+        Entry(state | (wide & WIDE))
+    }
+    pub(super) fn state(self) -> u64 {
+        self.0 & STATE
+    }
+    pub(super) fn wide(self) -> u64 {
+        self.0 & WIDE
+    }
+    /// The rank takes part (handed out or not).
+    pub(super) fn takes_part(self) -> bool {
+        matches!(self.state(), PART | UNHANDED)
+    }
+}
+
+/// What the table says about the current phase.
+pub(super) struct Progress {
+    /// Participants of the current phase, and how many of them arrived
+    /// (a leave in it counts as an arrival).
+    pub(super) expected: usize,
+    pub(super) arrived: usize,
+}
+
+impl<F> Team<F> {
+    /// The entry of `rank` (`rank < capacity`).
+    #[inline]
+    pub(super) fn entry(&self, rank: usize) -> &AtomicU64 {
+        if let Some(e) = self.apart.get(rank) {
+            e
+        } else if self.nodes.is_empty() {
+            &self.barrier.ranks[rank]
+        } else {
+            let f = self.fan_in as usize;
+            &self.nodes[rank / f].ranks[rank % f]
+        }
+    }
+
+    /// Every entry, in rank order (`Relaxed` loads: see the module docs
+    /// for what the caller's `Acquire` read of the word makes them show).
+    pub(super) fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
+        (0..self.capacity as usize).map(|r| Entry(self.entry(r).load(Ordering::Relaxed)))
+    }
+
+    /// The wide number of the current phase, whose value modulo 4 is
+    /// `phase` (module docs, "Reading the table").
+    pub(super) fn wide_phase(&self, phase: Phase) -> u64 {
+        let max = self.entries().map(Entry::wide).max().unwrap_or(0);
+        let base = max.saturating_sub(1);
+        base + (phase.bits().wrapping_sub(base) & 3)
+    }
+
+    /// The lowest rank free in the phase `phase` (mod 4) of wide number
+    /// `wide`: not taking part, and nothing of it owed or counted in it.
+    pub(super) fn lowest_free(&self, wide: u64) -> Option<usize> {
+        self.entries().position(|e| match e.state() {
+            FREE => true,
+            LEFT => e.wide() < wide,
+            _ => false,
+        })
+    }
+
+    /// The ranks that take part in phase `phase` and have not arrived in
+    /// it, ascending.
+    pub(super) fn missing_in(&self, phase: Phase) -> Vec<usize> {
+        self.entries()
+            .enumerate()
+            .filter(|(_, e)| e.takes_part() && wide_phase(e.wide()) == phase)
+            .map(|(r, _)| r)
+            .collect()
+    }
+
+    /// Participants of phase `phase` and their arrivals.
+    pub(super) fn progress_in(&self, phase: Phase) -> Progress {
+        let wide = self.wide_phase(phase);
+        let mut p = Progress {
+            expected: 0,
+            arrived: 0,
+        };
+        for e in self.entries() {
+            let (takes_part, arrived) = match e.state() {
+                PART | UNHANDED => (true, wide_phase(e.wide()) != phase),
+                // Its leave is its arrival in `wide`, or (it arrived in
+                // `wide` and left from the next phase on) in `wide + 1`.
+                LEFT => {
+                    let counted = e.wide() == wide || e.wide() == wide + 1;
+                    (counted, counted)
+                }
+                _ => (false, false),
+            };
+            p.expected += takes_part as usize;
+            p.arrived += arrived as usize;
+        }
+        p
+    }
+}
+
+/// Whether new teams keep the per-rank table: always, except in the
+/// benches' side-by-side runs without it (`bench_hooks::set_rank_table`).
+#[cfg(not(feature = "bench"))]
+pub(super) fn bookkeeping() -> bool {
+    true
+}
+
+#[cfg(feature = "bench")]
+static BOOKKEEPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+#[cfg(feature = "bench")]
+pub(super) fn bookkeeping() -> bool {
+    // Relaxed: a setting read at construction, set before the bench's teams.
+    BOOKKEEPING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// For the benches: whether teams made from now on keep the per-rank table
+/// (their `missing()`, progress in `Debug` and `join` need it). Measures
+/// what the table costs an arrival.
+#[cfg(feature = "bench")]
+pub fn set_rank_table(on: bool) {
+    // Relaxed: as above.
+    BOOKKEEPING.store(on, std::sync::atomic::Ordering::Relaxed);
+}
