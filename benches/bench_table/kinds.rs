@@ -27,6 +27,10 @@ pub(crate) struct Entry {
     /// threads outnumber the cores (shorter budget there, none in --quick).
     pub(crate) spin: bool,
     pub(crate) policy: Pol,
+    /// Whether the crate's teams keep their per-rank table (`missing()`,
+    /// the progress in `Debug`, joins; `bench_hooks::set_rank_table`, with
+    /// `--features bench`): off only for the rows that measure its cost.
+    pub(crate) table: bool,
 }
 
 impl Entry {
@@ -38,6 +42,7 @@ impl Entry {
             ours: true,
             spin: false,
             policy: Pol::Default,
+            table: true,
         }
     }
     const fn peer(key: &'static str, name: &'static str, make: fn(usize) -> Pool) -> Entry {
@@ -55,6 +60,13 @@ impl Entry {
     #[cfg_attr(not(feature = "bench"), allow(dead_code))]
     const fn policy(self, policy: Pol) -> Entry {
         Entry { policy, ..self }
+    }
+    #[cfg_attr(not(feature = "bench"), allow(dead_code))]
+    const fn without_table(self) -> Entry {
+        Entry {
+            table: false,
+            ..self
+        }
     }
 }
 
@@ -91,7 +103,22 @@ pub(crate) const KINDS: &[Entry] = &[
     Entry::ours("team-f8", "Team (fan-in 8)", |n| Pool::team(n, 8, 2)),
     Entry::ours("team-f16", "Team (fan-in 16)", |n| Pool::team(n, 16, 2)),
     Entry::ours("team-flat", "Team (flat)", |n| Pool::team(n, 4, usize::MAX)),
+    #[cfg(feature = "bench")]
+    Entry::ours("team-no-table", "Team (no rank table)", |n| {
+        Pool::team(n, 4, 2)
+    })
+    .without_table(),
+    Entry::ours("team-cap64", "Team (capacity 64)", |n| {
+        Pool::team_with_capacity(n, 64)
+    }),
     Entry::ours("block", "launch+Block", Pool::launched),
+    #[cfg(feature = "bench")]
+    Entry::ours(
+        "block-no-table",
+        "launch+Block (no rank table)",
+        Pool::launched,
+    )
+    .without_table(),
     Entry::peer("std", "std", Pool::new::<Std>),
     Entry::peer("hurdles", "hurdles", Pool::new::<Hurdles>),
     Entry::spin_peer("sense", "sense spin", Pool::new::<SenseSpin>),
@@ -106,6 +133,9 @@ pub(crate) const RATIOS: &[(&str, &str)] = &[
     ("mbarrier", "dissemination"),
     ("team", "dissemination"),
     ("team", "mbarrier"),
+    ("team", "team-no-table"),
+    ("block", "block-no-table"),
+    ("team-cap64", "team"),
 ];
 
 /// Ratio columns of the CPU table.
@@ -115,6 +145,15 @@ pub(crate) const BEST_PEER: &str = "best peer";
 
 pub(crate) fn kind_index(key: &str) -> Option<usize> {
     KINDS.iter().position(|e| e.key == key)
+}
+
+/// `bench_hooks::set_rank_table` for the teams a kind makes (with
+/// `--features bench`; without it every team keeps its table).
+pub(crate) fn set_table(on: bool) {
+    #[cfg(feature = "bench")]
+    mbarrier::bench_hooks::set_rank_table(on);
+    #[cfg(not(feature = "bench"))]
+    let _ = on;
 }
 
 pub(crate) fn set_policy(p: Pol) {

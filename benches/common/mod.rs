@@ -289,6 +289,27 @@ impl Pool {
         })
     }
 
+    /// A `mbarrier::Team::with_capacity(n, capacity)` (the default shape
+    /// for the capacity, `n` seats taking part), each thread arriving
+    /// through its seat: what joining costs the common case.
+    pub fn team_with_capacity(n: usize, capacity: usize) -> Pool {
+        Pool::custom(n, |runners| {
+            let team = Arc::new(mbarrier::Team::with_capacity(n, capacity.max(n)));
+            runners
+                .into_iter()
+                .map(|r| {
+                    let team = team.clone();
+                    std::thread::spawn(move || {
+                        let seat = team.seat(r.rank());
+                        r.serve(|| {
+                            seat.arrive_and_wait();
+                        });
+                    })
+                })
+                .collect()
+        })
+    }
+
     /// `mbarrier::launch(n, ..)`, each thread of the block syncing with
     /// `Block::sync` (`__syncthreads()`).
     pub fn launched(n: usize) -> Pool {
