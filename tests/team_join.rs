@@ -437,6 +437,17 @@ fn missing_and_progress_are_exact_at_quiescence() {
     }
 }
 
+/// Every seat syncs at this one call site (the `diagnostics` feature
+/// checks that a phase's syncs come from one).
+fn sync(seat: &mbarrier::BlockSeat<'_>) {
+    seat.sync();
+}
+
+/// The same for a launched block.
+fn block_sync(block: &mbarrier::Block<'_>) {
+    block.sync();
+}
+
 #[test]
 fn block_missing_is_none_until_seats_are_used_and_then_exact() {
     let block = BlockBarrier::new(3);
@@ -450,15 +461,15 @@ fn block_missing_is_none_until_seats_are_used_and_then_exact() {
         || format!("{block:?}"),
         || {
             thread::scope(|s| {
-                s.spawn(move || b.sync());
+                s.spawn(move || sync(&b));
                 while block.missing() != Some(vec![0, 1]) {
                     thread::yield_now();
                 }
                 assert!(format!("{block:?}").contains("arrived: 1, expected: 3"));
                 assert!(format!("{a:?}").contains("arrived: 1, expected: 3"));
                 let c = block.seat(1);
-                s.spawn(move || c.sync());
-                a.sync();
+                s.spawn(move || sync(&c));
+                sync(&a);
             });
         },
     );
@@ -472,14 +483,14 @@ fn launch_blocks_show_their_progress() {
     let seen = Mutex::new(Vec::new());
     mbarrier::launch(2, |block| {
         if block.thread_rank() == 1 {
-            block.sync();
+            block_sync(block);
         } else {
             // Rank 1 arrives (and waits) in phase 0; rank 0 reads the block.
             while block.barrier().missing() != Some(vec![0]) {
                 thread::yield_now();
             }
             seen.lock().unwrap().push(format!("{block:?}"));
-            block.sync();
+            block_sync(block);
         }
     });
     let seen = seen.into_inner().unwrap();
