@@ -684,7 +684,7 @@ unsafe fn describe_block(ptr: *const (), _: u64, _: u64) -> crate::diagnostics::
     crate::diagnostics::Described {
         kind: "BlockBarrier",
         debug: format!("{block:?}"),
-        missing: None,
+        missing: block.missing(),
         mask: None,
     }
 }

@@ -924,7 +924,7 @@ unsafe fn describe<F: Completion>(ptr: *const (), _: u64, _: u64) -> crate::diag
     crate::diagnostics::Described {
         kind: "Team",
         debug: format!("{team:?}"),
-        missing: None,
+        missing: Some(team.missing()),
         mask: None,
     }
 }

@@ -36,6 +36,7 @@ fn stall_of(kind: &str, waiters: usize) -> Stall {
     let start = Instant::now();
     loop {
         let found = stalls(Duration::from_millis(1));
+        let seen: Vec<String> = found.iter().map(|s| s.to_string()).collect();
         if let Some(stall) = found.into_iter().find(|s| {
             s.to_string()
                 .starts_with(&format!("mbarrier: {kind} stalled"))
@@ -46,7 +47,7 @@ fn stall_of(kind: &str, waiters: usize) -> Stall {
         }
         assert!(
             start.elapsed() < Duration::from_secs(20),
-            "no stall of a {kind} with {waiters} waiters"
+            "no stall of a {kind} with {waiters} waiters: {seen:#?}"
         );
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -356,13 +357,17 @@ fn a_stalled_team_lists_its_waiters_and_call_sites() {
             let waited: Vec<Duration> = stall.waiting().iter().map(|w| w.waited()).collect();
             assert!(waited.windows(2).all(|w| w[0] >= w[1]), "{waited:?}");
             assert!(
-                stall.barrier().starts_with("Team { seats: 4"),
+                stall
+                    .barrier()
+                    .starts_with("Team { arrived: 3, expected: 4, capacity: 4"),
                 "{}",
                 stall.barrier()
             );
             let report = stall.to_string();
             assert!(report.contains("\"worker-1\" at "), "{report}");
             assert!(report.contains(&site(line)), "{report}");
+            assert_eq!(stall.missing(), Some(&[3][..]), "{report}");
+            assert!(report.contains("missing: rank 3"), "{report}");
             // Older than anything here: not listed.
             assert!(stalls(Duration::from_secs(3600)).is_empty());
             late.arrive_and_wait();
@@ -406,7 +411,12 @@ fn every_wait_on_a_team_is_the_teams() {
         names[1..].iter().all(|n| n.starts_with("thread ")),
         "{stall}"
     );
-    assert!(stall.barrier().starts_with("Team { seats: 2"), "{stall}");
+    assert!(
+        stall
+            .barrier()
+            .starts_with("Team { arrived: 1, expected: 2, capacity: 2"),
+        "{stall}"
+    );
 }
 
 #[test]
@@ -437,12 +447,16 @@ fn a_stalled_block_is_reported_as_the_block() {
             for w in stall.waiting() {
                 assert_eq!((w.location().file(), w.location().line()), (file!(), line));
             }
+            let missing = stall.missing().map(<[usize]>::to_vec);
             assert!(
-                stall.barrier().starts_with("BlockBarrier { threads: 4"),
+                stall
+                    .barrier()
+                    .starts_with("BlockBarrier { arrived: 3, expected: 4, threads: 4"),
                 "{}",
                 stall.barrier()
             );
             go.send(()).unwrap();
+            assert_eq!(missing, Some(vec![2]), "{stall}");
         })
     });
 }

@@ -108,11 +108,12 @@ impl Stall {
         &self.waiting
     }
 
-    /// Who has not arrived, ascending, where the report can name them: for
-    /// a `WarpBarrier`, the lanes of the mask that have not reached this
-    /// sync. `None` for the others: a `Barrier` knows no ranks, and a
-    /// `Team`'s or a block's ranks are not reported yet (their `Debug`
-    /// shows how many arrivals are pending).
+    /// Who has not arrived, ascending, where the report can name them: a
+    /// `Team`'s ranks ([`Team::missing`](crate::Team::missing)), a seated
+    /// block's ([`BlockBarrier::missing`](crate::BlockBarrier::missing)),
+    /// and for a `WarpBarrier` the lanes of the mask that have not reached
+    /// this sync. `None` for a `Barrier` and a seat-less block, which know
+    /// no ranks (their `Debug` shows how many arrivals are pending).
     #[must_use]
     pub fn missing(&self) -> Option<&[usize]> {
         self.missing.as_deref()
