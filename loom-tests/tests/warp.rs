@@ -13,7 +13,7 @@ const ROUNDS: usize = 3;
 
 #[test]
 fn full_mask_sync_publishes_writes() {
-    model(|| {
+    model_bounded(2, || {
         let shared = Arc::new((WarpBarrier::new(2), Slots::new(4)));
         let lane = |me: usize| {
             let shared = shared.clone();
@@ -35,7 +35,7 @@ fn full_mask_sync_publishes_writes() {
 
 #[test]
 fn subset_mask_does_not_wait_for_lanes_outside_it() {
-    model(|| {
+    model_bounded(2, || {
         // A 3-lane warp whose lane 2 never syncs: lanes 0 and 1 sync on 0b011
         // for several rounds without waiting for it.
         let shared = Arc::new((WarpBarrier::new(3), Slots::new(4)));
@@ -68,13 +68,14 @@ fn subset_mask_does_not_wait_for_lanes_outside_it() {
 /// one and read lane 1's slot unordered (loom reports the race), and lane 1
 /// would then wait for ever (loom reports the deadlock).
 ///
-/// Three lanes that park: 3.9 million executions (230 s) at the suite's
-/// bound of 3, so the bound is capped at 2 (20 s). The bad interleaving
-/// needs no preemption at all (lanes 1 and 2 run first), and bound 2 still
-/// covers every wake-up race of one park.
+/// Three lanes that park, and since the models' waits go straight to their
+/// park path, every step of each park is a scheduling point: beyond the
+/// suite's time at bound 2, so the bound is capped at 1. The bad
+/// interleaving needs no preemption at all (lanes 1 and 2 run first), and
+/// bound 1 still covers a wake-up racing one park.
 #[test]
 fn one_lane_part_counts_and_keeps_the_lanes_in_step() {
-    model_bounded(2, || {
+    model_bounded(1, || {
         let shared = Arc::new((WarpBarrier::new(3), Slots::new(2)));
         let lane1 = {
             let shared = shared.clone();
