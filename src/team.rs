@@ -424,8 +424,11 @@ impl Team {
         fan_in: usize,
         flat: usize,
     ) -> Team {
-        let call = format_args!("Team::with_capacity({seats}, {capacity})");
-        check_capacity(call, seats, capacity);
+        check_capacity(
+            format_args!("Team::with_capacity({seats}, {capacity})"),
+            seats,
+            capacity,
+        );
         Team::build(Barrier::new(seats), seats, capacity, fan_in, flat)
     }
 }
@@ -544,8 +547,11 @@ impl<F: FnMut() + Send> Team<F> {
         fan_in: usize,
         flat: usize,
     ) -> Team<F> {
-        let call = format_args!("Team::with_completion_and_capacity({seats}, {capacity}, _)");
-        check_capacity(call, seats, capacity);
+        check_capacity(
+            format_args!("Team::with_completion_and_capacity({seats}, {capacity}, _)"),
+            seats,
+            capacity,
+        );
         Team::build(
             Barrier::with_completion(seats, f),
             seats,
