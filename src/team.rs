@@ -168,8 +168,8 @@
 //!
 //! # Memory per team
 //!
-//! `size_of::<Team<F>>()` (a [`Barrier`] of 8 bytes plus `F` and a flat
-//! team's two per-rank entries on their own cache line, two boxed slices,
+//! `size_of::<Team<F>>()` (a [`Barrier`] of 8 bytes plus `F` on its own
+//! cache line, two boxed slices,
 //! the join lock and a few counts: 256 bytes on x86_64 for `F = ()`, since a
 //! 128-byte line is the alignment; the padding keeps the seats' reads of
 //! the shape off the line that the root's CAS and every waiter's poll
@@ -177,20 +177,22 @@
 //! benches/RESULTS.md, the section on the team's barrier on its own cache line)
 //! plus on the heap `N * size_of::<CachePadded<Node>>()` (128 bytes on
 //! x86_64 and aarch64, 64 elsewhere) for the `N` nodes, `N = ceil(c/f) +
-//! ceil(c/f^2) + … + 1` for the capacity `c` (0 for a flat team). The
-//! per-rank table lives in the leaves' lines (8 bytes a rank, up to 14 a
-//! leaf), so it adds nothing; only a shape beyond that (a fan-in above 14,
-//! or a flat team of more than two seats) keeps it apart, `8 * c` bytes.
+//! ceil(c/f^2) + … + 1` for the capacity `c` (0 for a flat team), and the
+//! per-rank table, one padded line a rank, `c * size_of::<CachePadded<AtomicU64>>()`
+//! (team/ranks.rs says why a line each: a rank's arrival stores its entry,
+//! and a line that no other thread writes costs that store nothing; next
+//! to a thread's stack, a few megabytes, a line a rank is little).
 //! Linear in the capacity and independent of joins:
 //! `N < c / (f - 1) + log_f(c) + 1`. With the defaults (f = 4, flat up to
 //! 2), on x86_64:
 //!
-//! | capacity | nodes | heap bytes | total with the `Team` |
+//! | capacity | nodes | heap bytes (tree + table) | total with the `Team` |
 //! |---:|---:|---:|---:|
-//! | 4 | 1 | 128 | 384 |
-//! | 16 | 5 | 640 | 896 |
-//! | 64 | 21 | 2 688 | 2 944 |
-//! | 1024 | 341 | 43 648 | 43 904 |
+//! | 2 | 0 | 256 | 512 |
+//! | 4 | 1 | 640 | 896 |
+//! | 16 | 5 | 2 688 | 2 944 |
+//! | 64 | 21 | 10 880 | 11 136 |
+//! | 1024 | 341 | 174 720 | 174 976 |
 //!
 //! (pinned by a unit test below).
 
@@ -224,23 +226,9 @@ mod tree;
 
 #[cfg(feature = "bench")]
 pub use ranks::set_rank_table;
-use ranks::{Entry, HEAD_RANKS, LEFT, PART, UNHANDED};
+use ranks::{Entry, LEFT, PART, UNHANDED};
 pub use seat::Seat;
-use tree::{Node, LINE_RANKS, MAX_FAN_IN};
-
-/// The barrier, with the per-rank entries of a flat team beside its word
-/// (team/ranks.rs): a flat seat's arrival updates the word's line anyway.
-pub(crate) struct Head<F> {
-    barrier: Barrier<F>,
-    ranks: [AtomicU64; HEAD_RANKS],
-}
-
-impl<F> std::ops::Deref for Head<F> {
-    type Target = Barrier<F>;
-    fn deref(&self) -> &Barrier<F> {
-        &self.barrier
-    }
-}
+use tree::{Node, MAX_FAN_IN};
 
 /// A [`Barrier`] with a combining tree in front of its word, for many
 /// threads: its participants arrive through [`Seat`]s, and the word is
@@ -314,13 +302,12 @@ pub struct Team<F = ()> {
     /// On its own cache line: the seats read `nodes` and `fan_in` on every
     /// arrival, and they must not share a line with the word that the
     /// root's CAS and every waiter's poll bounce between cores.
-    barrier: CachePadded<Head<F>>,
+    barrier: CachePadded<Barrier<F>>,
     /// The tree, leaves first, the root last; empty for a flat team.
     nodes: Box<[CachePadded<Node>]>,
-    /// The per-rank entries when they do not fit in the barrier's or the
-    /// leaves' lines (a flat team of more than [`HEAD_RANKS`] seats, a
-    /// fan-in above `LINE_RANKS`: measuring shapes); empty otherwise.
-    apart: Box<[AtomicU64]>,
+    /// The per-rank table (team/ranks.rs), one entry per rank of the
+    /// capacity, each on a cache line that only its seat writes.
+    ranks: Box<[CachePadded<AtomicU64>]>,
     /// Held by a join from its first look at the table to its last change
     /// of the tree, so joins see each other's entries and revive empty
     /// nodes one at a time.
@@ -594,20 +581,12 @@ impl<F> Team<F> {
         } else {
             Vec::new()
         };
-        let apart = if (nodes.is_empty() && capacity > HEAD_RANKS)
-            || (!nodes.is_empty() && fan_in > LINE_RANKS)
-        {
-            (0..capacity).map(|_| AtomicU64::new(0)).collect()
-        } else {
-            Box::default()
-        };
         let team = Team {
-            barrier: CachePadded::new(Head {
-                barrier,
-                ranks: std::array::from_fn(|_| AtomicU64::new(0)),
-            }),
+            barrier: CachePadded::new(barrier),
             nodes: nodes.into_boxed_slice(),
-            apart,
+            ranks: (0..capacity)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
             joins: Mutex::new(()),
             seats: seats as u32,
             capacity: capacity as u32,
@@ -649,11 +628,11 @@ impl<F> Team<F> {
         self.capacity as usize
     }
 
-    /// The team's heap bytes (the tree, whose leaves hold the per-rank
-    /// table, or a table kept apart), for the memory table.
+    /// The team's heap bytes (the tree and the per-rank table), for the
+    /// memory table.
     #[cfg(test)]
     fn heap_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.nodes) + std::mem::size_of_val(&*self.apart)
+        std::mem::size_of_val(&*self.nodes) + std::mem::size_of_val(&*self.ranks)
     }
 
     /// The number of tree nodes (0 for a flat team).
@@ -887,7 +866,7 @@ impl<F> fmt::Debug for Team<F> {
         d.field("capacity", &self.capacity)
             .field("fan_in", &self.fan_in)
             .field("nodes", &self.nodes.len())
-            .field("barrier", &self.barrier.barrier)
+            .field("barrier", &*self.barrier)
             .finish()
     }
 }
@@ -990,14 +969,20 @@ mod tests {
         ] {
             let team = Team::new(seats);
             assert_eq!(team.nodes(), nodes, "{seats} seats");
-            assert_eq!(team.heap_bytes(), nodes * line);
+            assert_eq!(team.heap_bytes(), (nodes + seats) * line);
             // The shape is the capacity's, whoever takes part.
             assert_eq!(Team::with_capacity(1, seats).nodes(), nodes);
         }
         if cfg!(target_arch = "x86_64") {
             assert_eq!(line, 128);
             assert_eq!(std::mem::size_of::<Team>(), 256);
-            for (seats, heap) in [(4, 128), (16, 640), (64, 2688), (1024, 43_648)] {
+            for (seats, heap) in [
+                (2, 256),
+                (4, 640),
+                (16, 2688),
+                (64, 10_880),
+                (1024, 174_720),
+            ] {
                 assert_eq!(Team::new(seats).heap_bytes(), heap, "{seats} seats");
             }
         }

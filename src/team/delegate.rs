@@ -328,7 +328,7 @@ impl<F: Completion> Team<F> {
 impl<F> Team<F> {
     /// The team's barrier, for `Debug` output only.
     pub(crate) fn barrier_debug(&self) -> &(dyn fmt::Debug + '_) {
-        &self.barrier.barrier
+        &*self.barrier
     }
 
     /// One load of the team's word, for the queries of what is built on it.

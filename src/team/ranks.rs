@@ -31,12 +31,14 @@
 //!
 //! # Where the entries live
 //!
-//! In a tree, a rank's entry sits in its leaf's cache line, beside the
-//! leaf's word that the seat's arrival CASes anyway, so storing it costs no
-//! extra line transfer. In a flat team of up to [`HEAD_RANKS`] seats the
-//! entries sit in the barrier's line, beside the word the arrival updates.
-//! A larger flat team, or a tree whose fan-in exceeds what a leaf's line
-//! holds (measuring shapes only), keeps them in an array of their own.
+//! Each entry on a cache line of its own, which only its seat writes: an
+//! arrival's store then finds the line in its own core's cache and waits
+//! for nobody. Beside a word that other threads update it would cost a
+//! line transfer whenever a neighbour's update came between the store and
+//! the arrival's own RMW; that is where a table beside the leaves' words
+//! cost a team's episode most (benches/RESULTS.md, the section on the
+//! per-rank table). A reader (`join`, `missing()`, `Debug`) pays a line per
+//! rank, once per call.
 //!
 //! # Reading the table
 //!
@@ -67,9 +69,6 @@ pub(super) const UNHANDED: u64 = 2 << 62;
 pub(super) const LEFT: u64 = 3 << 62;
 const STATE: u64 = 3 << 62;
 const WIDE: u64 = !STATE;
-
-/// Entries in the barrier's line, for a flat team of at most this many seats.
-pub(crate) const HEAD_RANKS: usize = 2;
 
 /// A decoded entry.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -104,14 +103,7 @@ impl<F> Team<F> {
     /// The entry of `rank` (`rank < capacity`).
     #[inline]
     pub(super) fn entry(&self, rank: usize) -> &AtomicU64 {
-        if let Some(e) = self.apart.get(rank) {
-            e
-        } else if self.nodes.is_empty() {
-            &self.barrier.ranks[rank]
-        } else {
-            let f = self.fan_in as usize;
-            &self.nodes[rank / f].ranks[rank % f]
-        }
+        &self.ranks[rank]
     }
 
     /// Every entry, in rank order (`Relaxed` loads: see the module docs

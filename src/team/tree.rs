@@ -63,10 +63,6 @@ const ROUND_MASK: u64 = (1 << Phase::BITS) - 1;
 /// Largest fan-in: what `pending` and `members` can count.
 pub(super) const MAX_FAN_IN: usize = 64;
 
-/// Ranks whose entries (team/ranks.rs) a leaf holds in its own cache line,
-/// beside its word and its parent index: 14 in 128 bytes. A tree of a
-/// larger fan-in keeps its table apart.
-pub(super) const LINE_RANKS: usize = 14;
 /// The root has no parent.
 pub(super) const NO_PARENT: u32 = u32::MAX;
 
@@ -233,10 +229,6 @@ pub(super) struct Node {
     word: AtomicU64,
     /// Index of the parent node, or [`NO_PARENT`] for the root.
     pub(super) parent: u32,
-    /// In a leaf, the per-rank entries of its seats (team/ranks.rs), in the
-    /// line the seats' arrivals CAS anyway; unused in inner nodes, where
-    /// they fill the line's padding.
-    pub(super) ranks: [AtomicU64; LINE_RANKS],
 }
 
 impl Node {
@@ -244,7 +236,6 @@ impl Node {
         Node {
             word: AtomicU64::new(NodeWord::new(Phase::ZERO, members).0),
             parent: NO_PARENT,
-            ranks: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
