@@ -683,7 +683,8 @@ fn churn(threads: usize, capacity: usize, phases: u64, fan_in: usize, flat: usiz
                 }
                 // At least `phases` phases and three joins per thread (with one
                 // free rank the anchor alone may finish the phases before the
-                // threads get a core), then until every thread has gone.
+                // threads get a core; joins that never come again hang here,
+                // into the watchdog), then until every thread has gone.
                 let mut done = 0;
                 while done < phases || joins.load(Ordering::Relaxed) < 3 * threads {
                     phase_of(&anchor, &ledger, &leaders);
@@ -714,10 +715,6 @@ fn churn(threads: usize, capacity: usize, phases: u64, fan_in: usize, flat: usiz
         l.members.keys().all(|r| l.leaving.contains(r)),
         "{what}: {:?} still take part",
         l.members
-    );
-    assert!(
-        joins.load(Ordering::Relaxed) > threads,
-        "{what}: seats joined again"
     );
     for (phase, n) in leaders.lock().unwrap().iter() {
         assert!(*n <= 1, "{what}: phase {phase} had {n} leaders");
