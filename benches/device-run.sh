@@ -26,7 +26,12 @@
 #                         16 unpinned, 64 unpinned, 2 threads on 2 CPUs
 #   f-stats.md            wait-stage statistics of the slow modes (needs a
 #                         bench_table built with --features bench)
+#   h-small-teams.md      T = 2,4,8,16, unpinned and pinned, 3 interleaved passes:
+#                         mbarrier, Team (default and other shapes), launch+Block,
+#                         both without the per-rank table, beside spin_dissemination
+#                         and omp_barrier; a capacity-64 Team beside Team::new(16)
 #   progress.log          what ran when, and every stderr line
+# PARTS="a h" runs only those parts (default: all of them).
 # Kinds the binary lacks (team before the Team lands; classic and spin-only
 # without --features bench) are left out of the --only lists, not failed.
 set -uo pipefail
@@ -70,12 +75,15 @@ command -v timeout >/dev/null && HAVE_TIMEOUT=1
 if ((QUICK)); then
     A_T="2 4" B_T="8" C_T=2 D_T=2 E_T64=8 HOGS=1
     ROUNDS=2 BUDGET=10 FUZZY_ROUNDS=2 REPS=3 AEP=2000 ABUDGET=300
-    FRESH=2 FEP=2000 CAP=1000 F_ROUNDS=2
+    FRESH=2 FEP=2000 CAP=1000 F_ROUNDS=2 H_PASSES=1 H_ROUNDS=2
 else
     A_T="2 4 8 16" B_T="32 64" C_T=16 D_T=16 E_T64=64 HOGS=2
     ROUNDS=10 BUDGET=100 FUZZY_ROUNDS=5 REPS=9 AEP=20000 ABUDGET=1500
-    FRESH=10 FEP=20000 CAP=2000 F_ROUNDS=5
+    FRESH=10 FEP=20000 CAP=2000 F_ROUNDS=5 H_PASSES=3 H_ROUNDS=3
 fi
+# The parts to run (PARTS="a h" runs those two), all by default.
+PARTS=" ${PARTS:-a b c d e f g h} "
+want() { [[ $PARTS == *" $1 "* ]]; }
 
 KINDS=" $($BT --list-kinds | cut -f1 | tr '\n' ' ') "
 has() { [[ $KINDS == *" $1 "* ]]; }
@@ -187,6 +195,7 @@ header() { # header FILE TITLE TEXT
 } >"$OUT/machine.md"
 
 # ---- (a) episode latency, threads <= cores --------------------------------------
+if want a; then
 header a-latency "Episode latency, threads <= cores" \
     "bench_table at each T, then the C++ peers at the same T; then the fuzzy, wake, pipeline and single-thread sections."
 KA=$(pick mbarrier classic no-backoff team team-f2 team-f8 team-f16 team-flat block std hurdles dissemination)
@@ -200,8 +209,10 @@ read -ra TS <<<"$A_T"
 step a-latency md 60 $BT --threads "${TS[0]},${TS[-1]}" --sections fuzzy --rounds $FUZZY_ROUNDS --budget-ms $BUDGET
 step a-latency md 60 $BT --sections wake,pipeline,single --rounds $FUZZY_ROUNDS --budget-ms $BUDGET
 anchor_table a-latency
+fi
 
 # ---- (b) oversubscribed -------------------------------------------------------------
+if want b; then
 header b-oversubscribed "Oversubscribed: more threads than cores" ""
 KB=$(pick mbarrier classic no-backoff team block std hurdles)
 step b-oversubscribed md 120 $BT --threads "${B_T// /,}" --only "$KB" --sections episode --rounds $ROUNDS --budget-ms $BUDGET "${STATS[@]}"
@@ -211,8 +222,10 @@ for t in $B_T; do
     done
 done
 anchor_table b-oversubscribed
+fi
 
 # ---- (c) foreign load ---------------------------------------------------------------
+if want c; then
 header c-foreign-load "Foreign load: participants beside busy non-participants" ""
 KC=$(pick mbarrier classic no-backoff team block std hurdles dissemination)
 LOAD=(--threads $C_T --only "$KC" --sections episode --rounds $ROUNDS --budget-ms $BUDGET --hogs $HOGS)
@@ -228,8 +241,10 @@ hogs_stop
 step c-foreign-load md 60 $BT --cpus 2 --threads 2 --only "$(pick mbarrier classic no-backoff team std hurdles)" --sections episode \
     --rounds $ROUNDS --budget-ms $BUDGET --hogs 2 --hog-procs --hog-pattern 2,1 "${STATS[@]}"
 anchor_table c-foreign-load
+fi
 
 # ---- (d) pinned ---------------------------------------------------------------------
+if want d; then
 header d-pinned "Pinned: participant i on CPU i" ""
 KD=$(pick mbarrier classic no-backoff spin-only team block std hurdles dissemination)
 step d-pinned md 90 $BT --threads $D_T --pin --only "$KD" --sections episode --rounds $ROUNDS --budget-ms $BUDGET "${STATS[@]}"
@@ -237,8 +252,10 @@ for peer in spin_dissemination omp_barrier; do
     anchor d-pinned $D_T $peer --pin
 done
 anchor_table d-pinned
+fi
 
 # ---- (e) fresh processes ------------------------------------------------------------
+if want e; then
 header e-fresh "Fresh processes: the same short measurement in $FRESH new processes" \
     "Each process: one measurement of $FEP episodes after a warm-up of a fifth of that (a round longer than $CAP ms is cut and marked *)."
 FRESH_ARGS=(--fresh $FRESH --episodes $FEP --rounds 1 --cap-ms $CAP)
@@ -247,8 +264,10 @@ step e-fresh md 120 $BT --threads $D_T --pin --only "$KE" "${FRESH_ARGS[@]}" "${
 step e-fresh md 120 $BT --threads $D_T --only "$KE" "${FRESH_ARGS[@]}" "${STATS[@]}"
 step e-fresh md 150 $BT --threads $E_T64 --only "$(pick mbarrier classic no-backoff team)" "${FRESH_ARGS[@]}" "${STATS[@]}"
 step e-fresh md 60 $BT --cpus 2 --threads 2 --only "$KE" "${FRESH_ARGS[@]}" "${STATS[@]}"
+fi
 
 # ---- (f) wait stages of the slow modes -----------------------------------------------
+if want f; then
 header f-stats "Wait stages of the slow modes (bench_table --stats)" ""
 if ((${#STATS[@]})); then
     KF=$(pick mbarrier classic no-backoff spin-only team)
@@ -261,13 +280,42 @@ if ((${#STATS[@]})); then
 else
     echo "_skipped: $BT was built without --features bench (no --stats)_" >>"$OUT/f-stats.md"
 fi
+fi
 
 # ---- (g) the demo: split arrive/wait on a Barrier and on a Team's seats ------------------
+if want g; then
 if [[ -x device/heat ]]; then
     header g-heat "examples/heat: Barrier vs Team" ""
     for flags in "--threads 16" "--threads 16 --team" "--threads 16" "--threads 16 --team"; do
         step g-heat md 60 device/heat $flags --reps 3
     done
+fi
+fi
+
+# ---- (h) small and mid-size teams against the peers, and the table's cost --------------
+# Interleaved passes, unpinned and pinned, every kind and peer at each T in
+# the same pass; then a capacity-64 team beside Team::new(16).
+if want h; then
+header h-small-teams "Small and mid-size teams: $H_PASSES interleaved passes, unpinned and pinned" \
+    "Each pass: bench_table at T (medians of $H_ROUNDS rounds), then spin_dissemination and omp_barrier at T. Ratios: compare within a pass."
+KH=$(pick mbarrier team team-flat team-f2 team-f8 block team-no-table block-no-table)
+for ((pass = 1; pass <= H_PASSES; pass++)); do
+    for pin in "" --pin; do
+        for t in $A_T; do
+            step h-small-teams md 60 $BT --threads "$t" --only "$KH" --sections episode --rounds $H_ROUNDS --budget-ms $BUDGET $pin
+            for peer in spin_dissemination omp_barrier; do
+                anchor h-small-teams "$t" $peer $pin
+            done
+        done
+    done
+done
+if has team-cap64; then
+    read -ra TS <<<"$A_T"
+    for ((pass = 1; pass <= H_PASSES; pass++)); do
+        step h-small-teams md 60 $BT --threads "${TS[-1]}" --only team,team-cap64 --sections episode --rounds $H_ROUNDS --budget-ms $BUDGET
+    done
+fi
+anchor_table h-small-teams
 fi
 
 printf '\n- total: %d s\n' $((SECONDS - T0)) >>"$OUT/machine.md"
