@@ -115,7 +115,9 @@ code_mutants() {
 poison-wakes-nobody	src/barrier.rs	if !prior.is_completing() {	if false && !prior.is_completing() {	poison park_wake
 wake-batch-ends-the-wake	src/park/tasks.rs	more = true;	more = false;	async_batch async_register
 panicking-waker-stops-the-wake	src/park/tasks.rs	if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| waker.wake())) {	if let Err(payload) = Ok::<(), Box<dyn Any + Send>>(waker.wake()) {	async_batch
-block-seat-leave-does-not-clear	src/block/seat.rs	self.block.counts[k.plus(2).index()].store(0, Ordering::Relaxed);	let _ = k;	block
+block-seat-leave-does-not-clear	src/block/seat.rs	self.block.clear_two_ahead(self.seat.next_phase());	let _ = self.seat.next_phase();	block
+block-leader-does-not-clear	src/block.rs	self.clear_two_ahead(k);	let _ = k;	block
+block-clear-always-skipped	src/block.rs	if counter.load(Ordering::Relaxed) != 0 {	if false && counter.load(Ordering::Relaxed) != 0 {	block
 poisoned-block-seat-clears	src/block/seat.rs	if self.block.team.is_poisoned() {	if false {	block
 launch-panic-does-not-poison	src/launch.rs	block.barrier().poison();	let _ = block;	test:launch
 seat-double-arrival-accepted	src/team/seat.rs	if s.phase() != last {	if s.phase() != last || !s.is_completing() {	team

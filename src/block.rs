@@ -21,16 +21,28 @@
 //! that left (its seat dropped) takes no part in later phases. A thread's
 //! call of a `sync*` method in phase `k`:
 //!
-//! 1. reads the barrier's phase: exactly `k` (modulo 4; see below);
+//! 1. learns the phase, exactly `k` (modulo 4; see below): a seat from its
+//!    own record of its last arrival (`Seat::next_phase`), with no load; a
+//!    seat-less sync by a `Relaxed` load of the word;
 //! 2. if its predicate counts, adds 1 to its half of `count[k]` (`Relaxed`);
 //! 3. arrives and waits in phase `k` (through its seat, or on the word);
-//! 4. reads `count[k]` (`Relaxed`): that is the result;
+//! 4. unless it is a plain `sync()`, which reads nothing, reads `count[k]`
+//!    (`Relaxed`): that is the result;
 //! 5. if it was the phase's leader (its arrival completed the phase), clears
-//!    `count[k + 2]`, the counter of phase `k - 2` and of phase `k + 2`.
+//!    `count[k + 2]`, the counter of phase `k - 2` and of phase `k + 2`: it
+//!    loads it (`Relaxed`) and stores 0 unless it holds 0 already.
 //!
-//! Why step 1 reads `k`: the thread's wait in phase `k - 1` returned, so the
+//! Why step 1 finds `k`: the thread's wait in phase `k - 1` returned, so the
 //! word had moved on to phase `k`, and phase `k` cannot complete without this
-//! thread's arrival; its own load cannot see an older value (coherence).
+//! thread's arrival; a seat-less thread's own load cannot see an older value
+//! (coherence), and a seat's record says that its last arrival was in phase
+//! `k - 1`. (The seat's arrival still loads the word, `Acquire`, in
+//! `Seat::enter`: that load orders its tree node, not the counters.) A seat
+//! whose last wait did not return saw the block poisoned, for good, so its
+//! arrival panics; its add, if any, goes to the counter of phase `m + 1`,
+//! `m` the phase that never completes: nobody reads phase `m + 1`, and the
+//! readers of phase `m - 3` read before their arrivals in phase `m - 2`,
+//! which completed before this seat's arrival in phase `m`.
 //!
 //! An *arrival* below is a `Release` RMW that reaches the word: a seat-less
 //! one is an RMW of the word; a seat's is an RMW of its tree node, carried by
@@ -76,9 +88,32 @@
 //! poisoned block does not clear; a poisoned block has no later phase that
 //! needs it.
 //!
-//! The cost over an arrival and wait: one `Relaxed` load of the word, at most
-//! one `fetch_add` and one load of a counter on its own cache line, and one
-//! store by the leader. No lock, no completion function.
+//! Why a clear may skip the store of a 0 (the leader's in step 5, and a leaving
+//! seat's): every write to `c` before phase `k + 2`'s adds happens-before the
+//! load: phase `k - 2`'s adds (each before its adder's arrival in phase
+//! `k - 2`, which the completions of phases `k - 1` and `k` follow in the
+//! word's modification order: the leaving seat's wait in phase `k - 1` acquired
+//! the one, the leader's RMW is the other), the clear by the leader of phase
+//! `k - 4` (before its arrival in phase `k - 3`), and the clears by seats
+//! leaving in phase `k - 4` (before their arrivals there) and, for the leader,
+//! in phase `k` (before their arrivals, which happen-before the `AcqRel` RMW
+//! that completed phase `k`). Phase `k + 2`'s adds happen-after the load, as
+//! after the store (above), and so does the leader's clear of phase `k` for a
+//! leaving seat (after the completion its arrival is part of). Another seat
+//! leaving in phase `k` may clear `c` unordered with the load, but only ever
+//! writes 0. So by coherence the load reads phase `k - 2`'s sum or a clear,
+//! never anything of phase `k + 2`; when it reads 0, the counter already holds
+//! the value the store would write, and every later add and read sees the same
+//! values without it. So a block that only plain-syncs never writes a counter,
+//! and no thread misses on their lines.
+//!
+//! The cost over an arrival and wait: for a seat-less sync one `Relaxed`
+//! load of the word (a seat knows its phase); for a reducing call at most
+//! one `fetch_add` and one load of a counter on its own cache line; and for
+//! the leader one load of a counter and, if it held a count, one store. So a
+//! plain `sync()` through a seat costs a `Team` seat's `arrive_and_wait`
+//! plus the leader's load of a line that stays unwritten while the block
+//! only plain-syncs. No lock, no completion function.
 //!
 //! The argument needs every thread to make exactly one arrival per call, which
 //! holds as long as only the `sync*` methods touch the team (it is private).
@@ -199,8 +234,10 @@ type Counts = [CachePadded<AtomicU64>; Phase::COUNT];
 ///
 /// The reducing variants give every thread of a phase the same answer, built
 /// from exactly that phase's predicates. Built on a [`Team`]; the
-/// reduction adds at most one `fetch_add`, two loads and (for one thread
-/// per phase) one store per call, and no lock.
+/// reduction adds at most one `fetch_add` and two loads per call, and for
+/// one thread per phase one more load and a store, and no lock; a plain
+/// [`sync`](BlockBarrier::sync) through a seat costs what a `Team` seat's
+/// `arrive_and_wait` does.
 ///
 /// # Seats
 ///
@@ -428,7 +465,8 @@ impl BlockBarrier {
     #[inline]
     fn sync_seatless(&self, call: SyncCall) -> Votes {
         self.seatless(call.name());
-        self.reduce(call, None, || {
+        // No seat records the phase: the word tells it (module docs, step 1).
+        self.reduce(self.team.phase(), call, None, || {
             self.team.arrive_and_wait_seatless().is_leader()
         })
     }
@@ -456,19 +494,20 @@ impl BlockBarrier {
         }
     }
 
-    /// One phase: steps 1–5 of the module docs; `call` gives this thread's
-    /// vote, `arrive_and_wait` is its arrival and wait (whether it led);
-    /// `rank` is the seat's, if synced through one (for the diagnostics).
-    /// Returns the phase's counter.
+    /// One phase: steps 1–5 of the module docs; `k` is the phase (step 1),
+    /// `call` gives this thread's vote, `arrive_and_wait` is its arrival and
+    /// wait (whether it led); `rank` is the seat's, if synced through one
+    /// (for the diagnostics). Returns the phase's counter, or nothing for a
+    /// plain `sync()`, which reads none.
     #[track_caller]
     #[inline]
     fn reduce(
         &self,
+        k: Phase,
         call: SyncCall,
         rank: Option<usize>,
         arrive_and_wait: impl FnOnce() -> bool,
     ) -> Votes {
-        let k = self.team.phase();
         #[cfg(feature = "diagnostics")]
         let _as = self.check_sync(k.index(), call, rank);
         #[cfg(not(feature = "diagnostics"))]
@@ -482,21 +521,43 @@ impl BlockBarrier {
             self.counts[k.index()].fetch_add(add, Ordering::Relaxed);
         }
         let leader = arrive_and_wait();
-        // Relaxed: the wait's Acquire ordered every add of the phase before
-        // this load, and the next clear comes after our next arrival
-        // (module docs, step 4): coherence alone makes it read the phase's
-        // sum, so Acquire would add nothing.
-        let count = self.counts[k.index()].load(Ordering::Relaxed);
+        let count = if call == SyncCall::Sync {
+            // Nothing reads a plain sync's count: no load (module docs, step 4).
+            0
+        } else {
+            // Relaxed: the wait's Acquire ordered every add of the phase
+            // before this load, and the next clear comes after our next
+            // arrival (module docs, step 4): coherence alone makes it read
+            // the phase's sum, so Acquire would add nothing.
+            self.counts[k.index()].load(Ordering::Relaxed)
+        };
         if leader {
+            self.clear_two_ahead(k);
+        }
+        Votes(count)
+    }
+
+    /// Step 5 of the module docs, by the leader of phase `k` (or by a seat
+    /// leaving before its arrival in phase `k`): clears `count[k + 2]`, the
+    /// counter of phase `k - 2` and of phase `k + 2`. A counter that holds 0
+    /// already is left unwritten, so a block that only plain-syncs never
+    /// writes its counters' lines.
+    #[inline]
+    fn clear_two_ahead(&self, k: Phase) {
+        let counter = &self.counts[k.plus(2).index()];
+        // Relaxed: the barrier orders every other write to the counter
+        // before phase k + 2's adds before this load, and those adds after
+        // it (module docs, step 5): it reads phase k - 2's sum or a clear,
+        // and on a 0 the store would change nothing anybody reads.
+        if counter.load(Ordering::Relaxed) != 0 {
             // Relaxed: the barrier orders the clear after every read of phase
             // k - 2 and before every add of phase k + 2 (module docs, step
             // 5): those happens-before edges come from the arrivals and
             // waits, not from this store, which publishes nothing.
-            self.counts[k.plus(2).index()].store(0, Ordering::Relaxed);
-            #[cfg(feature = "diagnostics")]
-            self.sites.clear(k.plus(2).index());
+            counter.store(0, Ordering::Relaxed);
         }
-        Votes(count)
+        #[cfg(feature = "diagnostics")]
+        self.sites.clear(k.plus(2).index());
     }
 
     /// The divergence check of a sync of phase `k`, made at the caller's

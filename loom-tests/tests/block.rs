@@ -4,8 +4,10 @@
 //! races both edges of the counter clears (block.rs): the leader of phase 0
 //! clears phase 2's counter while phase 2's adds may be near, and the leader
 //! of phase 2 clears phase 0's counter while phase 0's readers may be late.
-//! (Five phases, to see a cleared counter reused, ran over 4 minutes even at
-//! preemption bound 2; `tests/block.rs` covers reuse over thousands of phases.)
+//! (Five racing phases, to see a cleared counter reused, grow past the
+//! suite's budget even at preemption bound 2: the five-phase models below let
+//! only three phases race; `tests/block.rs` covers reuse over thousands of
+//! phases.)
 
 mod common;
 use common::{model, model_bounded, quiet_expected_panics, Slots};
@@ -88,6 +90,42 @@ fn sync_publishes_writes() {
             assert_eq!(slots.get((k % 2) * 2 + 1), k);
         }
         other.join().unwrap();
+    });
+}
+
+/// Plain syncs between counting ones, through seats: a plain sync's leader
+/// stores a counter's clear only if the counter holds a count (block.rs,
+/// step 5), and a seat takes its phase from its own record, not the word.
+/// Phase 0 (`sync_count`): its leader finds phase 2's counter at 0 and skips
+/// the store; phase 1 (`sync`); phase 2 (`sync_or`, on that counter): its
+/// leader, either seat, clears phase 0's count of 2; seat 1 then leaves,
+/// and seat 0 syncs phase 3 (`sync`, whose clear finds 0) and phase 4
+/// (`sync_count`, on phase 0's counter) alone: every result is its phase's
+/// own. With the clear always skipped, phase 4 counts phase 0's predicates
+/// too. Three phases race, as in `sync_count_per_phase_never_mixes_phases`,
+/// at a preemption bound capped at 2 (with all five racing, the schedules
+/// grow past the suite's budget even at bound 1): the leader's load needs
+/// no preemption to read the count it must clear.
+#[test]
+fn plain_syncs_between_counting_ones_leave_every_counter_to_its_phase() {
+    model_bounded(2, || {
+        let block = Arc::new(BlockBarrier::new(2));
+        let other = {
+            let block = block.clone();
+            thread::spawn(move || {
+                let seat = block.seat(1);
+                let counts = (seat.sync_count(true), seat.sync(), seat.sync_or(true));
+                drop(seat); // leaves in phase 3
+                counts
+            })
+        };
+        let seat = block.seat(0);
+        assert_eq!(seat.sync_count(true), 2, "phase 0");
+        seat.sync(); // phase 1
+        assert!(seat.sync_or(false), "phase 2: seat 1's true predicate");
+        assert_eq!(other.join().unwrap(), (2, (), true));
+        seat.sync(); // phase 3, alone
+        assert_eq!(seat.sync_count(true), 1, "phase 4: phase 0's counter, cleared");
     });
 }
 

@@ -67,9 +67,13 @@ impl<'a> BlockSeat<'a> {
     #[track_caller]
     #[inline]
     pub(crate) fn sync_as(&self, call: SyncCall) -> Votes {
-        self.block.reduce(call, Some(self.rank()), || {
-            self.seat.arrive_and_wait().is_leader()
-        })
+        // The phase of this seat's next arrival, from its own record: no
+        // load of the word (module docs, step 1); the arrival's `enter`
+        // makes the one load of it that the sync needs.
+        self.block
+            .reduce(self.seat.next_phase(), call, Some(self.rank()), || {
+                self.seat.arrive_and_wait().is_leader()
+            })
     }
 
     /// `__syncthreads()` through this seat; see [`BlockBarrier::sync`].
@@ -176,14 +180,10 @@ impl Drop for BlockSeat<'_> {
         if self.block.team.is_poisoned() {
             return;
         }
-        let k = self.seat.next_phase();
-        // Relaxed: ordered by this seat's last wait (after every read of
-        // phase k - 2) and by its leave's arrival, sequenced after this
-        // store (before every add of phase k + 2), as the leader's clear
-        // is (module docs); the store itself publishes nothing.
-        self.block.counts[k.plus(2).index()].store(0, Ordering::Relaxed);
-        #[cfg(feature = "diagnostics")]
-        self.block.sites.clear(k.plus(2).index());
+        // Ordered by this seat's last wait (after every read of phase k - 2)
+        // and by its leave's arrival, sequenced after the clear (before every
+        // add of phase k + 2), as the leader's clear is (module docs).
+        self.block.clear_two_ahead(self.seat.next_phase());
     }
 }
 
