@@ -632,9 +632,13 @@ impl BlockBarrier {
     ///
     /// ```
     /// let barrier = mbarrier::BlockBarrier::new(2);
+    /// // One call site for both threads, as in CUDA, where every thread runs
+    /// // the same `__syncthreads_or` (a sync from two call sites in one
+    /// // phase is a divergent sync, which the `diagnostics` feature reports).
+    /// let vote = |pred| barrier.sync_or(pred);
     /// let any = std::thread::scope(|s| {
-    ///     let other = s.spawn(|| barrier.sync_or(false));
-    ///     let mine = barrier.sync_or(true);
+    ///     let other = s.spawn(|| vote(false));
+    ///     let mine = vote(true);
     ///     assert_eq!(other.join().unwrap(), mine);
     ///     mine
     /// });
