@@ -6,9 +6,9 @@
 //!
 //! Seat `r` belongs to leaf `r / fan_in`; every `fan_in` nodes of a level
 //! have a parent on the next level, up to one root. Each node is a countdown
-//! word on its own cache line ([`CachePadded`]). A seat's arrival is one CAS
-//! on its leaf; the *last* arrival of a phase at a node re-arms the node for
-//! the next phase in that same CAS and climbs: it arrives at the parent on
+//! word on its own cache line ([`CachePadded`]). A seat's arrival is one
+//! `fetch_add` on its leaf; the *last* arrival of a phase at a node re-arms
+//! the node for the next phase and climbs: it arrives at the parent on
 //! behalf of the whole subtree. The root's last arriver makes ONE combined
 //! arrival on the word (`Barrier::arrive_combined`): every arrival of the
 //! phase and every drop. Waiters poll the word only (the ordinary wait path:
@@ -26,13 +26,13 @@
 //! parent, so they cost a phase nothing.
 //!
 //! Cost per phase: each seat reads the word once (`Acquire`, for the phase
-//! and the double-arrival check) and makes one CAS on its leaf, retried
-//! while up to `fan_in - 1` others hit the same line; a round's last
-//! arriver makes one CAS per level it climbs; the root's last makes the one
-//! RMW of the word; waiters only load the word. (A `fetch_add` fast path at
-//! the nodes would save the retries, but the re-arm and the fold would then
-//! need a second step that a concurrent leave can observe half done; not
-//! done until measured to matter.)
+//! and the double-arrival check) and makes one `fetch_add` on its leaf,
+//! which never retries however many of the `fan_in` seats hit the line at
+//! once; a round's last arriver then re-arms the node with one CAS
+//! (retried only when a leave or a join lands in between) and makes a
+//! `fetch_add` and a re-arm per level it climbs; the root's last makes the
+//! one RMW of the word; waiters only load the word. Leaves, and the climbs
+//! that carry drops, are one CAS per node, retried under contention.
 //!
 //! The defaults, fan-in [`FAN_IN`] and flat up to [`FLAT`] seats, were
 //! chosen by sweeping [`Team::with_shape`] (fan-in 2, 4, 8, 16 and flat,
@@ -45,9 +45,19 @@
 //! Each node counts down the members (seats of a leaf, child nodes of an
 //! inner node) still owed in its round, and sums the arrivals and drops of
 //! its subtree; the last contribution of a round re-arms the node for the
-//! next round in the same CAS and climbs with the sums. The word's layout
-//! and its transitions are in `team/tree.rs`. An empty node is never
-//! touched again: its parent no longer waits for it.
+//! next round and climbs with the sums. A *plain* contribution (arrivals
+//! without drops or leave: a seat's arrival, a child's round that nobody
+//! left) always finds its node in its own round (memory ordering, point 3),
+//! so it is one `fetch_add`; if it completes the round, the node is
+//! re-armed by a second RMW, a CAS from the word found, and until then the
+//! word is *completed*: the round's sums in, nothing owed, not yet
+//! re-armed. Only two transitions can land in that window: a leave's fold
+//! ("Leaving") and a join's attach ("Joining"); the re-arm counts them in
+//! the completed round, as if they had come before its last contribution.
+//! Every other contribution (a leave, a climb that carries drops) is one
+//! CAS that counts, or folds, and re-arms at once. The word's layout and
+//! its transitions are in `team/tree.rs`. An empty node is never touched
+//! again but by a join: its parent no longer waits for it.
 //!
 //! # Leaving
 //!
@@ -62,7 +72,12 @@
 //!   `pending` change (its arrival is in already), `drops += 1`,
 //!   `members -= 1`. The drop goes up with round `last`'s sums, so the word
 //!   lowers its expected count when phase `last` completes, and the seat is
-//!   not waited for in phase `last + 1` anywhere.
+//!   not waited for in phase `last + 1` anywhere. The round may already be
+//!   completed by a plain contribution and waiting for its re-arm ("A
+//!   node's word"): the fold lands there the same way, and the re-arm,
+//!   which reads it, climbs with its drop (and, if it took the node's last
+//!   member, with the node's leave). The leaver's own climb ends at the
+//!   fold; the re-arm's climber carries it on (memory ordering, point 1).
 //! - in round `last + 1`: an ordinary contribution to that round (an arrival
 //!   and a drop, made early). If it brings the leaf's `pending` to 0 while
 //!   phase `last` is still running elsewhere, every other member of the leaf
@@ -102,11 +117,16 @@
 //! 2. marks the rank as taking part from phase `p` in the table.
 //! 3. attaches the rank's leaf from round `p + 1` on (`Team::attach`): a
 //!    leaf with members counts one more, in its re-arm for `p + 1` if it is
-//!    still in round `p`, at once if it is in `p + 1` already (a node with
-//!    members is in one of the two while `p` runs); an empty leaf, which its
-//!    parent no longer waits for, is re-armed for round `p + 1` with the one
-//!    member and attached to its parent the same way, up to the root (whose
-//!    parent, the word, step 1 covered).
+//!    still in round `p` (running, or completed and not yet re-armed), at
+//!    once if it is in `p + 1` already (a node with members is in one of
+//!    the two while `p` runs; a completed round is always `p`, since round
+//!    `p + 1` completes by a plain contribution only after phase `p`); an
+//!    empty leaf (no members, nothing owed, no sums), which its parent no
+//!    longer waits for, is re-armed for round `p + 1` with the one member
+//!    and attached to its parent the same way, up to the root (whose
+//!    parent, the word, step 1 covered). A completed round whose members
+//!    all left before its re-arm is not empty: its re-arm still climbs with
+//!    its sums, and the member attached there keeps the node in its parent.
 //!
 //! The new seat's first arrival, in phase `p`, goes to the word directly
 //! (one combined arrival of one seat), since its leaf may have completed
@@ -123,26 +143,39 @@
 //!
 //! # Memory ordering
 //!
-//! 1. Every contribution is an `AcqRel` CAS on its node. A node's word is
-//!    only changed by RMWs, so each contribution continues the release
-//!    sequences of the earlier ones, and the contribution that completes a
-//!    round reads the value they left: the climber has everything every
-//!    member did before its contribution (Acquire) and hands it on with its
-//!    own (Release), up to the root.
+//! 1. Every contribution is an `AcqRel` RMW on its node (a plain one's
+//!    `fetch_add`, the others' CAS). A node's word is only changed by RMWs,
+//!    so each contribution continues the release sequences of the earlier
+//!    ones, and the contribution that completes a round reads the value
+//!    they left: the climber has everything every member did before its
+//!    contribution (Acquire) and hands it on with its own (Release), up to
+//!    the root. The re-arm after a plain completion is a CAS that is
+//!    `Acquire`: a fold that landed after the completing `fetch_add` is a
+//!    leaver's arrival in the next phase whose own climb ends there, so the
+//!    re-arm, which reads it, synchronizes with it, and the climber hands
+//!    it on with the rest (the round's members' contributions it has from
+//!    its `fetch_add`). It needs no `Release`: it publishes nothing of its
+//!    own, and as an RMW it continues the release sequences.
 //! 2. The root's climber arrives on the word with an RMW that is `Release`,
 //!    `AcqRel` if it completes the phase (`Barrier::update`, state.rs points
 //!    1-3); waits read the word with `Acquire` (point 4). So everything a
 //!    seat did before its arrival happens-before the completion function and
 //!    every wait of that phase returning (as for a `Barrier`), through the chain
 //!    seat → leaf → … → root → word → waiter.
-//! 3. The re-arm is part of the CAS that completes the round, so no node is
-//!    ever seen completed but not re-armed. A seat's next arrival at the same
-//!    node can only come after the phase completed: its arrive reads the word
-//!    with `Acquire` and sees the next phase, which the root's climber wrote
-//!    after its climb, which came after every node's re-arm (1). So that
-//!    arrival's CAS happens-after the re-arm and reads it or a later value
-//!    (coherence): it always finds its node in its own round. (With a
-//!    `Relaxed` read of the word, C++ would allow the CAS to read the node's
+//! 3. Every climb starts after its node's re-arm (in the same CAS, or in
+//!    the CAS after a plain completion), so the root's climber, and the
+//!    word's next phase, come after every node's re-arm. A seat's next
+//!    arrival at the same node can only come after the phase completed: its
+//!    arrive reads the word with `Acquire` and sees the next phase, which
+//!    the root's climber wrote after its climb, which came after every
+//!    node's re-arm (1). So that arrival's RMW happens-after the re-arm and
+//!    reads it or a later value (coherence): it always finds its node in
+//!    its own round, never completed (its round cannot complete without
+//!    it), so it can be a plain `fetch_add`. A child's round that carries
+//!    a seat's plain arrival climbs with that seat's ordering, and finds
+//!    its parent in its round the same way. Only folds and attaches ever see
+//!    a completed word. (With a
+//!    `Relaxed` read of the word, C++ would allow the RMW to read the node's
 //!    previous round, through a load-buffering cycle that loom does not
 //!    model and hardware does not produce: loom-tests/README.md, Teeth.) A
 //!    seat's arrival in a new phase therefore reads the word with `Acquire`,
@@ -152,12 +185,18 @@
 //!    arrival is still owed, and the expect_tx's `Release` is earlier in the
 //!    seat's program order than its arrival, so it is ordered like the
 //!    arrival (2).
-//! 5. A join's changes of the nodes are `Relaxed` RMWs: the counts are the
-//!    words themselves, which every later contribution (an RMW) reads as
-//!    the latest value, and an RMW continues the release sequences of the
-//!    contributions before it, so 1 holds across it. Its change of the word
-//!    is the `Acquire` RMW of state.rs (point 6); the new seat is handed to
-//!    its thread with a happens-before edge (or used on the joining one).
+//! 5. A join's changes of the nodes are `Release` RMWs that hand over no
+//!    data: the counts are the words themselves, which every later
+//!    contribution (an RMW) reads as the latest value, and an RMW continues
+//!    the release sequences of the contributions before it, so 1 holds
+//!    across it. The `Release` orders the one climb that carries no seat's
+//!    arrival: a round whose owed members all left before their first
+//!    arrival while the join attached a member completes with nothing but
+//!    the member kept, and its climber, which read the attach, is ordered
+//!    after the join's read of the word, and so after the parent's re-arm,
+//!    as a seat is by its own read (3). Its change of the word is the
+//!    `Acquire` RMW of state.rs (point 6); the new seat is handed to its
+//!    thread with a happens-before edge (or used on the joining one).
 //! 6. The phase a seat remembers (a `Cell`, the seat is `!Sync`) tells it
 //!    whether it arrives twice: a word in that same phase, still running.
 //!    A load can return an older value, so before it panics the seat reads

@@ -258,8 +258,8 @@ impl<F: Completion> Seat<'_, F> {
         let last = wide_phase(self.last.get());
         // Acquire: synchronizes with the root climber's RMW that started
         // this phase (state.rs point 3), which came after every node's
-        // re-arm of the last round; so this arrival's node CAS
-        // happens-after its node's re-arm. With Relaxed the CAS could read
+        // re-arm of the last round; so this arrival's node RMW
+        // happens-after its node's re-arm. With Relaxed the RMW could read
         // the node's previous round (module docs, point 3).
         let mut s = barrier.snapshot(Ordering::Acquire);
         loop {

@@ -22,14 +22,24 @@
 //! A member's *contribution* to round `r` carries `(a, d, leave)`: `a` seats
 //! arrived, `d` of them leave, and `leave` says that the member itself (a
 //! seat, or a child whose subtree emptied) stops being a member after `r`.
-//! The word's transitions, each a pure function of [`NodeWord`] that one CAS
-//! stores ([`Node::contribute`]):
+//! The word's transitions, each a pure function of [`NodeWord`] that one
+//! RMW stores ([`Node::contribute`]):
 //!
 //! - [`count`](NodeWord::count): in round `r`, lower `pending`, add the
 //!   sums and, if `leave`, lower `members`;
 //! - [`rearm`](NodeWord::rearm): the contribution that brings `pending` to
-//!   0 re-arms the node in the same CAS (`round + 1`, `pending = members`,
-//!   sums 0) and climbs with the round's sums and `leave = (members == 0)`;
+//!   0 re-arms the node (`round + 1`, `pending = members`, sums 0) and
+//!   climbs with the round's sums and `leave = (members == 0)`;
+//! - a *plain* contribution (`a >= 1`, `d == 0`, no leave: a seat's
+//!   arrival, or a child's round that nobody left) always finds its node
+//!   in its own round, so its count is an addition, one `fetch_add`
+//!   ([`Node::add`]); if it brings `pending` to 0, a second RMW re-arms
+//!   the node. Until then the word is *completed*: still round `r`,
+//!   `pending` 0, the sums in ([`is_completed`](NodeWord::is_completed)).
+//!   Only a fold and an attach can land there, and the re-arm, a CAS from
+//!   the word found, counts them in round `r` as if they had come before
+//!   its last contribution. Every other contribution counts, or folds,
+//!   and re-arms in one CAS;
 //! - [`fold`](NodeWord::fold): a leaver's early contribution to round
 //!   `r + 1` that finds the node still in round `r` is folded into it
 //!   (`team.rs`, "Leaving");
@@ -37,7 +47,10 @@
 //!   after the joined phase `p` on (one more member, owed at once if the
 //!   node is in round `p + 1` already); an empty node is re-armed for
 //!   round `p + 1` with that one member and attaches to its parent the same
-//!   way (`team.rs`, "Joining").
+//!   way (`team.rs`, "Joining"). Empty means no members *and* nothing
+//!   owed and no sums ([`is_empty`](NodeWord::is_empty)): a completed
+//!   round whose members all left meanwhile is not empty yet, its re-arm
+//!   still climbs with its sums.
 //!
 //! An empty node is touched by nobody but a join: its parent no longer
 //! waits for it.
@@ -144,6 +157,41 @@ impl NodeWord {
         )
     }
 
+    /// Whether `c` is a *plain* contribution, which [`Node::contribute`]
+    /// makes with one `fetch_add` of [`delta`](NodeWord::delta): it brings
+    /// arrivals (at least one) and neither drops nor a leave. Such a
+    /// contribution always finds its node in its own round (the argument is
+    /// at [`Node::add`]), where [`count`](NodeWord::count) is a pure
+    /// addition: `arrivals + a`, `pending - 1`, nothing else changes.
+    pub(super) fn is_plain(c: Contribution) -> bool {
+        c.arrivals > 0 && c.drops == 0 && !c.leave
+    }
+
+    /// What a plain contribution `c` adds to the word, wrapping: `a`
+    /// arrivals and one member fewer owed. Added to a word of the running
+    /// round (`pending >= 1`, and room for the arrivals: they count seats
+    /// of the subtree) it borrows from no other field.
+    pub(super) fn delta(c: Contribution) -> u64 {
+        debug_assert!(NodeWord::is_plain(c));
+        (u64::from(c.arrivals) << ARRIVALS_SHIFT).wrapping_sub(1 << PENDING_SHIFT)
+    }
+
+    /// A round whose contributions are all in and which is not re-armed
+    /// yet: the word between a plain contribution's `fetch_add` that
+    /// brought `pending` to 0 and its re-arm ([`Node::add`]). A completed
+    /// round is re-armed in its own RMW otherwise, so such a word is always
+    /// this transient state; it has arrivals (the plain contribution's), so
+    /// it is never mistaken for an empty node.
+    pub(super) fn is_completed(self) -> bool {
+        self.pending() == 0 && !self.is_empty()
+    }
+
+    /// A node without members, owed nothing, with no sums: frozen, its
+    /// parent waits for it no more (only a join touches it).
+    fn is_empty(self) -> bool {
+        self.0 & !(ROUND_MASK << ROUND_SHIFT) == 0
+    }
+
     /// The word after contribution `c` to `round`, and the sums to climb
     /// with if `c` completed the round there.
     pub(super) fn contribute(
@@ -177,7 +225,9 @@ impl NodeWord {
 
     /// A round with nothing owed any more: the next round, owed by every
     /// member still there, and the round's sums for the parent (the node
-    /// leaves it once it has no members).
+    /// leaves it once it has no members). Taken from the word as the re-arm
+    /// finds it, so a fold or an attach that landed after the round's last
+    /// contribution ([`Node::add`]) is counted as if it had come before it.
     fn rearm(self) -> (NodeWord, Contribution) {
         debug_assert_eq!(self.pending(), 0);
         let sums = Contribution {
@@ -190,16 +240,30 @@ impl NodeWord {
 
     /// A member joined in phase `joined` (its arrival there goes to the
     /// word): counted from round `joined + 1` on. A node with members is in
-    /// round `joined` (the member is owed from the re-arm on) or already in
-    /// `joined + 1` (owed at once); an empty node is re-armed for
-    /// `joined + 1` with the one member, and the `true` says that it must
-    /// attach to its parent too.
+    /// round `joined` (the member is owed from the re-arm on; also while
+    /// that round is completed and not yet re-armed, [`is_completed`]) or
+    /// already in `joined + 1` (owed at once); an empty node is re-armed
+    /// for `joined + 1` with the one member, and the `true` says that it
+    /// must attach to its parent too.
+    ///
+    /// Empty means [`is_empty`], not just "no members": a completed round
+    /// whose members all left since (their early leaves folded into it) is
+    /// still to be re-armed, with its sums, by its last contributor; the
+    /// member is counted in it as in any round `joined`, and the re-arm
+    /// then keeps the node in its parent (`leave` is false), so nothing
+    /// attaches there.
+    ///
+    /// [`is_completed`]: NodeWord::is_completed
+    /// [`is_empty`]: NodeWord::is_empty
     pub(super) fn attach(self, joined: Phase) -> (NodeWord, bool) {
-        if self.members() == 0 {
+        if self.is_empty() {
             return (NodeWord::new(joined.next(), 1), true);
         }
         let owed_now = self.round() != joined;
         debug_assert!(!owed_now || self.round() == joined.next());
+        // A completed round is the joined one: a round after it completes
+        // only with an arrival of the next phase, which the join holds off.
+        debug_assert!(!owed_now || !self.is_completed());
         let word = self.with(
             self.pending() + u32::from(owed_now),
             self.members() + 1,
@@ -211,7 +275,10 @@ impl NodeWord {
 
     /// A leaver's contribution `c` to `round` that finds the node still in
     /// the round before: folded into that round (its arrival is in there,
-    /// so nothing more is owed; it leaves and counts as a drop).
+    /// so nothing more is owed; it leaves and counts as a drop). That round
+    /// may be completed already and waiting for its re-arm
+    /// ([`is_completed`](NodeWord::is_completed)): `pending` stays 0 and
+    /// the re-arm takes the fold's drop and leave with it.
     fn fold(self, round: Phase, c: Contribution) -> NodeWord {
         debug_assert_eq!(self.round(), round.prev());
         debug_assert!(c.leave && c.arrivals == c.drops);
@@ -248,20 +315,30 @@ impl Node {
     /// Attaches a member joined in phase `joined` ([`NodeWord::attach`]);
     /// whether the node was empty and must attach to its parent too.
     ///
-    /// Relaxed: the count is the word itself, which every later
-    /// contribution (an RMW) reads as the latest value, and being an RMW it
+    /// The count is the word itself, which every later contribution (an
+    /// RMW) reads as the latest value, and being an RMW the attach
     /// continues the release sequences of the contributions before it
-    /// (team.rs, memory ordering, point 1); nothing else is handed over.
+    /// (team.rs, memory ordering, point 1); no data is handed over.
     fn attach(&self, joined: Phase) -> bool {
         // Relaxed: seeds the CAS loop.
         let mut cur = NodeWord(self.word.load(Ordering::Relaxed));
         loop {
             let (new, revived) = cur.attach(joined);
-            // Relaxed: see above.
+            // Release: orders a round's climb that no seat's arrival does.
+            // A round whose owed members all left before their first
+            // arrival, while this attach added a member, completes with
+            // sums (0, 0) and no leave (team.rs, "Joining"): its climber
+            // read this word, and with the Release it synchronizes with the
+            // join, whose Acquire RMW of the barrier word saw phase
+            // `joined`, made after every node's re-arm for `joined`; so its
+            // contribution to the parent happens-after the parent's re-arm
+            // and finds it in its round (team.rs, memory ordering, point 3,
+            // with the join's read for the seat's). Beyond loom (it lets an
+            // RMW read only the latest value). Failure Relaxed: it re-seeds.
             match self.word.compare_exchange_weak(
                 cur.0,
                 new.0,
-                Ordering::Relaxed,
+                Ordering::Release,
                 Ordering::Relaxed,
             ) {
                 Ok(_) => return revived,
@@ -270,31 +347,114 @@ impl Node {
         }
     }
 
-    /// Contributes `c` to `round` with one CAS (retried from the word it
-    /// found); the sums to climb with if that completed the round.
+    /// Contributes `c` to `round`: the sums to climb with if that
+    /// completed the round. A plain contribution ([`NodeWord::is_plain`]:
+    /// a seat's arrival, a child's round without drops or leave) is one
+    /// `fetch_add` ([`add`](Node::add)); the others, which may find the
+    /// node a round behind and fold, one CAS retried from the word found.
     #[inline]
     fn contribute(&self, round: Phase, c: Contribution) -> Option<Contribution> {
+        if NodeWord::is_plain(c) {
+            return self.add(round, c);
+        }
         // Relaxed: seeds the CAS loop; the CAS carries the ordering, and a
-        // stale word only fails it, handing back the word found. (That this
-        // seat's CAS finds the node's own round is the seat's Acquire read
-        // of the barrier word: team.rs, point 3.)
+        // stale word only fails it, handing back the word found.
         let mut cur = NodeWord(self.word.load(Ordering::Relaxed));
         loop {
             let (new, completed) = cur.contribute(round, c);
-            // AcqRel: Release, so the contribution that completes the round
-            // reads ours (or a later RMW of its release sequence) and
-            // synchronizes with it; Acquire, so that completer, the climber,
-            // synchronizes with every earlier contribution and hands them on
-            // with its own Release at the parent (team.rs, memory ordering,
-            // point 1). With Release only the climber would pass on its own
-            // writes but not the members' before it (synchronizing passes on
-            // only what happened-before the store). A contribution that does
-            // not complete needs only the Release; one CAS serves both.
+            // AcqRel, as the fetch_add of `add` and for the same reasons: a
+            // leave is also an arrival whose writes the climber must pass
+            // on, and it may complete the round and climb itself.
             match self
                 .word
                 .compare_exchange_weak(cur.0, new.0, Ordering::AcqRel, Ordering::Relaxed)
             {
                 Ok(_) => return completed,
+                Err(found) => cur = NodeWord(found),
+            }
+        }
+    }
+
+    /// A plain contribution `c` to `round`: one `fetch_add` of
+    /// [`NodeWord::delta`]; the one that brings `pending` to 0 re-arms the
+    /// node ([`rearm`](Node::rearm)) and climbs with the sums found there.
+    ///
+    /// It finds the node in `round` with `pending >= 1`, so the addition is
+    /// [`NodeWord::count`]: `c` carries at least one arrival and no drop,
+    /// so every arrival it counts is a seat's own plain arrival in phase
+    /// `round` from this node's subtree (a leave carries a drop): this
+    /// seat's, or one in the sums of a child's round that this climber
+    /// completed, having acquired that seat's contribution. That seat read the barrier word with `Acquire`
+    /// showing phase `round` before it arrived (team.rs, memory ordering,
+    /// point 3); the root's climber made that phase after every node's
+    /// re-arm for `round`, this one's included, so this RMW happens-after
+    /// the re-arm and reads it or a later word (coherence). Later words are
+    /// still of `round`: the round cannot complete without `c`. An early
+    /// contribution to the *next* round comes only from leavers, which
+    /// carry a leave and take the CAS path (team.rs, "Leaving").
+    #[inline]
+    fn add(&self, round: Phase, c: Contribution) -> Option<Contribution> {
+        let delta = NodeWord::delta(c);
+        // AcqRel: Release, so the contribution that completes the round
+        // reads ours (or a later RMW of its release sequence) and
+        // synchronizes with it; Acquire, so that completer, the climber,
+        // synchronizes with every earlier contribution and hands them on
+        // with its own Release at the parent (team.rs, memory ordering,
+        // point 1). With Release only the climber would pass on its own
+        // writes but not the members' before it (synchronizing passes on
+        // only what happened-before the store). A contribution that does
+        // not complete needs only the Release; one RMW serves both.
+        let prior = NodeWord(self.word.fetch_add(delta, Ordering::AcqRel));
+        debug_assert!(
+            prior.round() == round && prior.pending() >= 1,
+            "a plain contribution to round {round} found {prior:?}"
+        );
+        if prior.pending() > 1 {
+            return None;
+        }
+        Some(self.rearm(NodeWord(prior.0.wrapping_add(delta))))
+    }
+
+    /// Re-arms a node whose round the last plain contribution completed,
+    /// `cur` being the word it left: the sums to climb with.
+    ///
+    /// Until this CAS the word sits in the completed round with `pending`
+    /// 0 ([`NodeWord::is_completed`]). Two transitions can land there
+    /// meanwhile: a leaver's early contribution to the next round, folded
+    /// into this one ([`NodeWord::fold`]), and a join's attach in this
+    /// round ([`NodeWord::attach`]); no contribution to this round is left,
+    /// and no plain one to the next can come before the climb that follows
+    /// this re-arm. So it is a CAS from the word found, re-computing the
+    /// re-arm when it fails, never a store: the sums, the members and so
+    /// the `leave` it climbs with are those of the word it replaces, as if
+    /// the fold or the attach had come before the round's last
+    /// contribution.
+    ///
+    /// Acquire on success: the fetch_add that completed acquired every
+    /// contribution of the round already, but a fold that lands after it
+    /// is a leaver's arrival too (it counts in the next phase), whose
+    /// writes must reach the next phase's completion. Its leaver's climb
+    /// ends at the fold, so this climber is what carries it on: it must
+    /// synchronize with the fold's Release, which this CAS reads (or a later
+    /// RMW of its release sequence), and it hands it on with its Release at
+    /// the parent or the word. (When the fold empties the node nothing else
+    /// acquires it ever: the round's other members left, and the node is
+    /// touched again only by a join.) No Release: the re-arm publishes
+    /// nothing of its own; the completer's writes went out with its
+    /// fetch_add, and being an RMW this CAS continues every release
+    /// sequence of the word (the members', the folds'), so later
+    /// contributions still synchronize with them. An attach hands over
+    /// nothing (`Node::attach`). Failure Relaxed: it only re-seeds the loop.
+    fn rearm(&self, mut cur: NodeWord) -> Contribution {
+        loop {
+            let (new, sums) = cur.rearm();
+            match self.word.compare_exchange_weak(
+                cur.0,
+                new.0,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return sums,
                 Err(found) => cur = NodeWord(found),
             }
         }
@@ -477,6 +637,179 @@ mod tests {
             assert!(revived);
             assert_eq!((c.round(), c.pending(), c.members()), (p.next(), 1, 1));
         }
+    }
+
+    /// A plain contribution's word after the fetch_add, completed rounds
+    /// re-armed as `Node::add` does.
+    fn added(w: NodeWord, c: Contribution) -> (NodeWord, Option<Contribution>) {
+        let w = NodeWord(w.0.wrapping_add(NodeWord::delta(c)));
+        if w.pending() == 0 {
+            assert!(w.is_completed());
+            let (w, sums) = w.rearm();
+            (w, Some(sums))
+        } else {
+            (w, None)
+        }
+    }
+
+    #[test]
+    fn the_fetch_add_delta_counts_a_plain_contribution() {
+        let max = SUM_MASK as u32;
+        for round in (0..4).map(Phase::new) {
+            for members in [1, 2, 3, 4, 14, 63, 64] {
+                for pending in [1, 2, members / 2, members - 1, members] {
+                    if pending == 0 || pending > members {
+                        continue;
+                    }
+                    for (arrivals, drops) in
+                        [(0, 0), (1, 0), (7, 3), (max - 64, max - 64), (max - 1, 0)]
+                    {
+                        for a in [1, 2, 64, max - arrivals] {
+                            if a == 0 || arrivals + a > max {
+                                continue;
+                            }
+                            let w = NodeWord::new(round, members)
+                                .with(pending, members, arrivals, drops);
+                            let c = Contribution {
+                                arrivals: a,
+                                drops: 0,
+                                leave: false,
+                            };
+                            assert!(NodeWord::is_plain(c));
+                            assert_eq!(added(w, c), w.count(c), "{w:?} + {c:?}");
+                        }
+                    }
+                }
+            }
+        }
+        // Leaves, drops and contributions without arrivals are not plain.
+        for c in [
+            LEAVER,
+            Contribution {
+                arrivals: 2,
+                drops: 1,
+                leave: false,
+            },
+            Contribution {
+                arrivals: 0,
+                drops: 0,
+                leave: true,
+            },
+            Contribution {
+                arrivals: 0,
+                drops: 0,
+                leave: false,
+            },
+        ] {
+            assert!(!NodeWord::is_plain(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn a_fold_into_the_completed_round_is_re_armed_as_if_it_came_first() {
+        // Round 2 of two seats: one arrived; the other's plain arrival
+        // completes it, and the first one's early leave (to round 3)
+        // lands before the re-arm, or (the single-CAS order) before that
+        // last arrival.
+        let w = NodeWord::new(Phase::new(2), 2).count(ONE).0;
+        let completed = NodeWord(w.0.wrapping_add(NodeWord::delta(ONE)));
+        assert!(completed.is_completed());
+        assert_eq!(
+            (completed.round(), completed.pending(), completed.members()),
+            (Phase::new(2), 0, 2)
+        );
+        let (late, _) = completed.contribute(Phase::new(3), LEAVER);
+        assert!(late.is_completed());
+        let (early, _) = w.contribute(Phase::new(3), LEAVER);
+        let (re_armed, sums) = late.rearm();
+        assert_eq!((re_armed, Some(sums)), early.count(ONE));
+        assert_eq!(re_armed, NodeWord::new(Phase::new(3), 1));
+        assert_eq!(
+            sums,
+            Contribution {
+                arrivals: 2,
+                drops: 1,
+                leave: false
+            }
+        );
+    }
+
+    #[test]
+    fn an_attach_to_the_completed_round_is_re_armed_as_if_it_came_first() {
+        let p = Phase::new(1);
+        let w = NodeWord::new(p, 2).count(ONE).0;
+        let completed = NodeWord(w.0.wrapping_add(NodeWord::delta(ONE)));
+        let (late, revived) = completed.attach(p);
+        assert!(!revived && late.is_completed());
+        let (early, _) = w.attach(p);
+        let (re_armed, sums) = late.rearm();
+        assert_eq!((re_armed, Some(sums)), early.count(ONE));
+        assert_eq!(re_armed, NodeWord::new(p.next(), 3));
+        assert_eq!(
+            sums,
+            Contribution {
+                arrivals: 2,
+                drops: 0,
+                leave: false
+            }
+        );
+    }
+
+    #[test]
+    fn a_completed_round_whose_members_all_left_is_not_empty() {
+        // An inner node of one member: the child's plain round completes
+        // it; the child's next round, all early leavers, folds into it
+        // before the re-arm and takes its last member.
+        let p = Phase::new(3);
+        let two = Contribution {
+            arrivals: 2,
+            drops: 0,
+            leave: false,
+        };
+        let completed = NodeWord(NodeWord::new(p, 1).0.wrapping_add(NodeWord::delta(two)));
+        let (gone, _) = completed.contribute(
+            p.next(),
+            Contribution {
+                arrivals: 2,
+                drops: 2,
+                leave: true,
+            },
+        );
+        assert_eq!((gone.round(), gone.pending(), gone.members()), (p, 0, 0));
+        assert!(gone.is_completed() && !gone.is_empty());
+        // Re-armed as it is, it climbs with the round's sums and its leave.
+        assert_eq!(
+            gone.rearm(),
+            (
+                NodeWord::new(p.next(), 0),
+                Contribution {
+                    arrivals: 2,
+                    drops: 2,
+                    leave: true
+                }
+            )
+        );
+        // A join now is counted in that round, not a revival that would
+        // lose the sums: the re-arm keeps the node, with the new member,
+        // in its parent.
+        let (joined, revived) = gone.attach(p);
+        assert!(!revived);
+        assert_eq!(
+            joined.rearm(),
+            (
+                NodeWord::new(p.next(), 1),
+                Contribution {
+                    arrivals: 2,
+                    drops: 2,
+                    leave: false
+                }
+            )
+        );
+        // An empty node (re-armed with no members) is revived.
+        let (fresh, revived) = gone.rearm().0.attach(p);
+        assert!(revived);
+        assert_eq!(fresh, NodeWord::new(p.next(), 1));
+        assert!(!NodeWord::new(p, 0).is_completed());
     }
 
     #[test]
