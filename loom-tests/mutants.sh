@@ -122,6 +122,7 @@ poisoned-block-seat-clears	src/block/seat.rs	if self.block.team.is_poisoned() {	
 launch-panic-does-not-poison	src/launch.rs	block.barrier().poison();	let _ = block;	test:launch
 seat-double-arrival-accepted	src/team/seat.rs	if s.phase() != last {	if s.phase() != last || !s.is_completing() {	team
 early-leave-not-folded	src/team/tree.rs	let op = if sums.arrivals == sums.drops {	let op = if false {	team
+rearm-blind-store	src/team/tree.rs	if prior.pending() > 1 {	if prior.pending() > 1 { return None; } if true { let (new, sums) = NodeWord(prior.0.wrapping_add(delta)).rearm(); self.word.store(new.0, Ordering::Relaxed); return Some(sums); } if false {	team_rearm
 MUTANTS
 }
 
