@@ -770,6 +770,14 @@ impl<F: Completion> Team<F> {
     /// of a phase runs, it blocks until the next phase has started and
     /// joins that one. A join allocates nothing.
     ///
+    /// A join racing the completion of a phase may find, once it has
+    /// joined, that the rank it counted on is not free yet (a seat's leave
+    /// that counts in the phase it joined). It then leaves again at once,
+    /// as a joined seat dropped before its first arrival would, and returns
+    /// `None`: that arrival may complete the phase and run the completion
+    /// function on this thread (a panic there poisons the team and comes
+    /// out of this call, as from any arrival).
+    ///
     /// # Panics
     ///
     /// If the team is poisoned or retired, or inside its own completion
@@ -796,17 +804,24 @@ impl<F: Completion> Team<F> {
         let barrier = &self.barrier;
         barrier.check_not_in_completion(&call);
         // A join that panics changes nothing, so a poisoned lock is fine.
-        let _joins = self
+        let joins = self
             .joins
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // Acquire: the entries of every arrival before this phase's start
-        // are visible (team/ranks.rs, "Reading the table").
-        let mut s = barrier.snapshot(Ordering::Acquire);
+        // A first look, to refuse a join on a full team without touching
+        // the word. Only a refusal counts here: this load and the entries
+        // read after it may straddle a phase's completion (the word of one
+        // phase, the entries of the next), which can make a rank that is
+        // not yet free look free; the look after the join's RMW below,
+        // made while the joined phase cannot complete, is the one that
+        // hands out a rank. Relaxed: a stale word or stale entries answer
+        // as a join made a moment earlier would, and a wrong "free" is
+        // caught below; nothing read here is handed on.
+        let mut s = barrier.snapshot(Ordering::Relaxed);
         while s.is_completing() {
             barrier.wait_until(|s| (!s.is_completing()).then_some(()));
-            // Acquire: as above.
-            s = barrier.snapshot(Ordering::Acquire);
+            // Relaxed: as above.
+            s = barrier.snapshot(Ordering::Relaxed);
         }
         if let Err(misuse) = crate::op::check_join(s, 1) {
             misuse.panic(call);
@@ -816,12 +831,21 @@ impl<F: Completion> Team<F> {
         let joined = barrier
             .join(call.joining(), 1)
             .expect("one participant joins");
-        // The phase may have moved on since the look above: ranks only
-        // become free meanwhile (joins hold the lock), so one still is.
+        // The phase may have moved on since the look above. Now it cannot
+        // complete before this participant arrives, so the table reads
+        // exactly (team/ranks.rs, "Reading the table").
         let wide = self.wide_phase(joined);
-        let rank = self
-            .lowest_free(wide)
-            .expect("free ranks stay free until a join takes them");
+        let Some(rank) = self.lowest_free(wide) else {
+            // The first look saw a rank free that is not free yet (it
+            // straddled a completion): the participant that joined leaves
+            // again at once, as a joined seat that is dropped before its
+            // first arrival would, with an arrival and its drop on the
+            // word. That arrival may complete the phase, and run the
+            // completion function here, outside the join lock.
+            drop(joins);
+            let _left = barrier.arrive_combined(call.combined(1, 1, 0, true));
+            return None;
+        };
         // Relaxed: the seat is handed to its thread with a happens-before
         // edge, and later joins read it under the lock.
         self.entry(rank)
@@ -856,7 +880,12 @@ impl<F: Completion> Team<F> {
     /// ```
     #[must_use]
     pub fn missing(&self) -> Vec<usize> {
-        // Acquire: see `join`.
+        // Acquire: the entries of every arrival before this phase's start
+        // are visible (team/ranks.rs, "Reading the table"), so no rank that
+        // arrived in the phase before is taken for one that arrived in this
+        // one. No model tells this from a snapshot taken while a seat
+        // arrives (its entry is stored before its RMW, so it may count
+        // early): the argument, not a model, keeps this Acquire.
         let s = self.barrier.snapshot(Ordering::Acquire);
         self.missing_in(s.phase())
     }
@@ -886,7 +915,8 @@ impl<F> Team<F> {
     /// `arrived: N, expected: M` of the current phase, for the `Debug` of
     /// the team and of what is built on it.
     pub(crate) fn debug_progress(&self, f: &mut fmt::DebugStruct<'_, '_>) {
-        // Acquire: see `Team::join`.
+        // Acquire: as in `Team::missing`; here it also keeps the largest
+        // entry within what fixes the wide phase (team/ranks.rs).
         let p = self.progress_in(self.barrier.word(Ordering::Acquire).phase());
         f.field("arrived", &p.arrived)
             .field("expected", &p.expected);

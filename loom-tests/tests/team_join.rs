@@ -6,7 +6,7 @@
 //! joiner sees what the phase before published, and the counts end right.
 
 mod common;
-use common::{model, panic_message, quiet_expected_panics, Slots};
+use common::{model, model_bounded, panic_message, quiet_expected_panics, Slots};
 use loom::{
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -17,11 +17,16 @@ use loom::{
 use mbarrier::Team;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// The `barrier: Barrier { .. }` part of the team's `Debug`: its word,
-/// read with a `Relaxed` load, so that only the join orders what follows.
+/// The `barrier: Barrier { .. }` part of the team's `Debug`: its word.
+/// The `Debug` reads the word `Acquire` for its progress first, so what a
+/// joiner is seen to see here rests on that read too; the join's own
+/// `Acquire` is checked on a `Barrier` (join.rs).
 fn word<F: mbarrier::Completion>(team: &Team<F>) -> String {
     let debug = format!("{team:?}");
-    let start = debug.find("barrier: ").expect("Team's Debug shows its barrier") + "barrier: ".len();
+    let start = debug
+        .find("barrier: ")
+        .expect("Team's Debug shows its barrier")
+        + "barrier: ".len();
     let end = start + debug[start..].find('}').expect("the barrier's Debug ends") + 1;
     debug[start..end].to_string()
 }
@@ -165,7 +170,11 @@ fn a_join_revives_an_empty_leaf_while_a_leave_climbs() {
             }
         }
         pair.join().unwrap();
-        assert!(word(&team).contains("pending: 0, expected: 0"), "{}", word(&team));
+        assert!(
+            word(&team).contains("pending: 0, expected: 0"),
+            "{}",
+            word(&team)
+        );
     });
 }
 
@@ -208,6 +217,39 @@ fn a_join_in_the_completion_window_joins_the_next_phase() {
         stayer.join().unwrap();
         // Relaxed: every run happened-before the join of the stayer.
         assert_eq!(runs.load(Ordering::Relaxed), 2);
+        assert_eq!(
+            word(&team),
+            "Barrier { phase_parity: false, pending: 1, expected: 1, tx: 0, poisoned: false }"
+        );
+    });
+}
+
+/// A join whose first look at the table straddles a phase's completion: it
+/// may read the word of phase 0 and then the entries of phase 1, where
+/// rank 1 arrived and left from phase 2 on (its rank is free from phase 3:
+/// nothing is free while this model runs). Whatever it reads, the join
+/// finds the team full (when its first look was fooled, after joining and
+/// leaving again at once), and the team ends as if it had not been called.
+#[test]
+fn a_join_whose_look_straddles_a_completion_finds_the_team_full() {
+    // Bound 2 reaches the straddle: one preemption inside the first look.
+    model_bounded(2, || {
+        let team = Arc::new(Team::with_capacity(2, 2));
+        let joiner = {
+            let team = team.clone();
+            thread::spawn(move || {
+                assert!(team.join().is_none(), "rank 1 is free from phase 3 only");
+            })
+        };
+        let (first, second) = (team.seat(0), team.seat(1));
+        drop(second.arrive());
+        drop(first.arrive()); // completes phase 0
+        drop(second.arrive());
+        drop(second); // leaves from phase 2 on
+                      // Completed by this arrival, or by the join leaving again at once.
+        first.arrive_and_wait();
+        joiner.join().unwrap();
+        std::mem::forget(first);
         assert_eq!(
             word(&team),
             "Barrier { phase_parity: false, pending: 1, expected: 1, tx: 0, poisoned: false }"
