@@ -53,8 +53,10 @@
 //! `P` modulo 4 (with no rank taking part, `M` is the last leave's phase,
 //! `P - 1 ..= P`: a team whose every participant left is retired once that
 //! phase completes). [`Team::join`] reads it that way after its `Acquire`
-//! RMW of the word; `missing()` and `Debug` read it the same way after an
-//! `Acquire` load (a snapshot: exact while nobody arrives).
+//! RMW of the word (its first look, before the RMW, may straddle a
+//! completion, and only refuses); `missing()` and `Debug` read it the
+//! same way after an `Acquire` load (a snapshot: exact while nobody
+//! arrives).
 
 use super::seat::wide_phase;
 use super::*;
