@@ -143,19 +143,20 @@
 //!
 //! # Memory ordering
 //!
-//! 1. Every contribution is an `AcqRel` RMW on its node (a plain one's
-//!    `fetch_add`, the others' CAS). A node's word is only changed by RMWs,
-//!    so each contribution continues the release sequences of the earlier
-//!    ones, and the contribution that completes a round reads the value
-//!    they left: the climber has everything every member did before its
-//!    contribution (Acquire) and hands it on with its own (Release), up to
-//!    the root. The re-arm after a plain completion is a CAS that is
-//!    `Acquire`: a fold that landed after the completing `fetch_add` is a
-//!    leaver's arrival in the next phase whose own climb ends there, so the
-//!    re-arm, which reads it, synchronizes with it, and the climber hands
-//!    it on with the rest (the round's members' contributions it has from
-//!    its `fetch_add`). It needs no `Release`: it publishes nothing of its
-//!    own, and as an RMW it continues the release sequences.
+//! 1. Every contribution is a `Release` RMW on its node (a plain one's
+//!    `fetch_add`; the others' CAS is `AcqRel`, since it may complete the
+//!    round). A node's word is only changed by RMWs, so each contribution
+//!    continues the release sequences of the earlier ones, and the
+//!    completer's acquire reads the value they left: the climber has
+//!    everything every member did before its contribution (Acquire) and
+//!    hands it on with its own (Release), up to the root. After a plain
+//!    completion that acquire is the re-arm, a CAS that is `Acquire`: it
+//!    reads the word the `fetch_add` left or a later one, so it
+//!    synchronizes with every contribution of the round, and with a fold
+//!    that landed after the `fetch_add` (a leaver's arrival in the next
+//!    phase, whose own climb ends there), which the climber hands on with
+//!    the rest. It needs no `Release`: it publishes nothing of its own, and
+//!    as an RMW it continues the release sequences.
 //! 2. The root's climber arrives on the word with an RMW that is `Release`,
 //!    `AcqRel` if it completes the phase (`Barrier::update`, state.rs points
 //!    1-3); waits read the word with `Acquire` (point 4). So everything a

@@ -362,9 +362,10 @@ impl Node {
         let mut cur = NodeWord(self.word.load(Ordering::Relaxed));
         loop {
             let (new, completed) = cur.contribute(round, c);
-            // AcqRel, as the fetch_add of `add` and for the same reasons: a
-            // leave is also an arrival whose writes the climber must pass
-            // on, and it may complete the round and climb itself.
+            // AcqRel: Release as the fetch_add of `add` (a leave is also an
+            // arrival whose writes the climber must pass on); Acquire since
+            // this CAS may complete the round, re-arm it and climb at once,
+            // so it is the climber's acquire of the round (as `rearm`).
             match self
                 .word
                 .compare_exchange_weak(cur.0, new.0, Ordering::AcqRel, Ordering::Relaxed)
@@ -395,16 +396,16 @@ impl Node {
     #[inline]
     fn add(&self, round: Phase, c: Contribution) -> Option<Contribution> {
         let delta = NodeWord::delta(c);
-        // AcqRel: Release, so the contribution that completes the round
-        // reads ours (or a later RMW of its release sequence) and
-        // synchronizes with it; Acquire, so that completer, the climber,
-        // synchronizes with every earlier contribution and hands them on
-        // with its own Release at the parent (team.rs, memory ordering,
-        // point 1). With Release only the climber would pass on its own
-        // writes but not the members' before it (synchronizing passes on
-        // only what happened-before the store). A contribution that does
-        // not complete needs only the Release; one RMW serves both.
-        let prior = NodeWord(self.word.fetch_add(delta, Ordering::AcqRel));
+        // Release: the contribution that completes the round reads ours
+        // (or a later RMW of its release sequence), and that completer, the
+        // climber, synchronizes with it through its re-arm, an Acquire CAS
+        // that reads this round's last word or a later one, and so every
+        // earlier contribution's release sequence (`rearm`); it hands them
+        // on with its own Release at the parent (team.rs, memory ordering,
+        // point 1). No Acquire here: only the completer needs one, and its
+        // re-arm follows at once; a contribution that does not complete
+        // reads nothing on the strength of this RMW.
+        let prior = NodeWord(self.word.fetch_add(delta, Ordering::Release));
         debug_assert!(
             prior.round() == round && prior.pending() >= 1,
             "a plain contribution to round {round} found {prior:?}"
@@ -430,16 +431,18 @@ impl Node {
     /// the fold or the attach had come before the round's last
     /// contribution.
     ///
-    /// Acquire on success: the fetch_add that completed acquired every
-    /// contribution of the round already, but a fold that lands after it
-    /// is a leaver's arrival too (it counts in the next phase), whose
-    /// writes must reach the next phase's completion. Its leaver's climb
-    /// ends at the fold, so this climber is what carries it on: it must
-    /// synchronize with the fold's Release, which this CAS reads (or a later
-    /// RMW of its release sequence), and it hands it on with its Release at
-    /// the parent or the word. (When the fold empties the node nothing else
-    /// acquires it ever: the round's other members left, and the node is
-    /// touched again only by a join.) No Release: the re-arm publishes
+    /// Acquire on success: this is the climber's acquire of the round.
+    /// The CAS reads the word the completing fetch_add left or a later one,
+    /// so it reads within the release sequence of every contribution of
+    /// the round (each a Release RMW, continued by every RMW after it) and
+    /// synchronizes with all of them, and the climber hands them on with its
+    /// Release at the parent or the word. A fold that lands after the
+    /// fetch_add is a leaver's arrival too (it counts in the next phase),
+    /// whose writes must reach the next phase's completion: its leaver's
+    /// climb ends at the fold, so this climber is what carries it on, and
+    /// the same Acquire synchronizes with it. (When the fold empties the
+    /// node nothing else acquires it ever: the round's other members left,
+    /// and the node is touched again only by a join.) No Release: the re-arm publishes
     /// nothing of its own; the completer's writes went out with its
     /// fetch_add, and being an RMW this CAS continues every release
     /// sequence of the word (the members', the folds'), so later
