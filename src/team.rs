@@ -250,7 +250,7 @@ use std::fmt;
 
 /// Default fan-in of the tree: the fastest of 2, 4, 8 and 16 at 8 and 16
 /// threads. Fan-in 2 climbs a level more per phase; 8 and 16 put that many
-/// seats' CASes on one node's cache line (benches/RESULTS.md, "Team: episode
+/// seats' RMWs on one node's cache line (measured when they were CASes) (benches/RESULTS.md, "Team: episode
 /// latency").
 pub(crate) const FAN_IN: usize = 4;
 /// Teams of at most this many seats go flat: with two seats there is
