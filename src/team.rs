@@ -249,9 +249,9 @@ use std::cell::Cell;
 use std::fmt;
 
 /// Default fan-in of the tree: the fastest of 2, 4, 8 and 16 at 8 and 16
-/// threads. Fan-in 2 climbs a level more per phase; 8 and 16 put that many
-/// seats' RMWs on one node's cache line (measured when they were CASes) (benches/RESULTS.md, "Team: episode
-/// latency").
+/// threads, measured when the seats' contributions were CASes
+/// (benches/RESULTS.md, "Team: episode latency"). Fan-in 2 climbs a level
+/// more per phase; 8 and 16 put that many seats' RMWs on one node's line.
 pub(crate) const FAN_IN: usize = 4;
 /// Teams of at most this many seats go flat: with two seats there is
 /// nothing to combine and every tree shape was slower than the flat word,
