@@ -8,6 +8,8 @@
 //!
 //! The parking backend follows the same switch in [`crate::park`].
 
+#[cfg(all(feature = "diagnostics", not(any(loom, shuttle))))]
+pub(crate) use std::sync::atomic::AtomicPtr;
 #[cfg(not(any(loom, shuttle)))]
 pub(crate) use std::{
     sync::atomic::{AtomicBool, AtomicU64, Ordering},
@@ -15,6 +17,8 @@ pub(crate) use std::{
     thread_local,
 };
 
+#[cfg(all(feature = "diagnostics", loom))]
+pub(crate) use loom::sync::atomic::AtomicPtr;
 #[cfg(loom)]
 pub(crate) use loom::{
     cell::UnsafeCell,
@@ -45,6 +49,8 @@ macro_rules! loom_thread_local {
 #[cfg(loom)]
 pub(crate) use loom_thread_local as thread_local;
 
+#[cfg(all(feature = "diagnostics", shuttle))]
+pub(crate) use shuttle::sync::atomic::AtomicPtr;
 #[cfg(shuttle)]
 pub(crate) use shuttle::{
     sync::atomic::{AtomicBool, AtomicU64, Ordering},

@@ -3,14 +3,17 @@
 //!
 //! # The words
 //!
-//! `first[k]` holds the first sync of phase `k` (mod 4) as the address of
-//! its `&'static Location` with the kind in the two low bits (a `Location`
-//! is aligned to at least 4), 0 while no sync of the phase has come; `rank[k]`
+//! `first[k]` holds the first sync of phase `k` (mod 4) as a pointer to
+//! its `&'static Location` with the kind in the two low bits of its address
+//! (a `Location` is aligned to at least 4), null while no sync of the phase
+//! has come. It stays a pointer throughout (the bits are set and cleared
+//! with `map_addr`), so the location read back carries the provenance of
+//! the reference it was made from: no integer becomes a pointer. `rank[k]`
 //! holds that sync's rank + 1, 0 while not known. A sync of phase `k`:
 //!
 //! 1. loads `first[k]`: its own site and kind, nothing more to do;
-//! 2. 0: claims it with a CAS; if another sync claimed it first, as 3;
-//! 3. another word: the same call site (compared by value: one call site can
+//! 2. null: claims it with a CAS; if another sync claimed it first, as 3;
+//! 3. another pointer: the same call site (compared by value: one call site can
 //!    have several `Location`s, a copy per inlined instance of the code) and
 //!    kind pass; anything else is a divergent sync (the caller poisons the
 //!    block and panics with [`Divergence`]'s message).
@@ -27,7 +30,7 @@
 //! latest value). Everything is `Relaxed`: the claim publishes only itself
 //! (a `'static` location), and the barrier orders the clears.
 
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 use std::fmt;
 use std::panic::Location;
 
@@ -50,7 +53,7 @@ impl Kind {
         }
     }
 
-    fn from_bits(bits: u64) -> Kind {
+    fn from_bits(bits: usize) -> Kind {
         match bits & 3 {
             0 => Kind::Sync,
             1 => Kind::Count,
@@ -72,14 +75,20 @@ pub(crate) struct Site {
 }
 
 impl Site {
-    fn word(&self) -> u64 {
-        (self.location as *const Location<'static>).expose_provenance() as u64 | self.kind as u64
+    /// The claim of this sync: its location, the kind in the low bits.
+    /// (`*mut` only because that is what an `AtomicPtr` holds: nothing is
+    /// ever written through it.)
+    fn word(&self) -> *mut Location<'static> {
+        let kind = self.kind as usize;
+        std::ptr::from_ref(self.location)
+            .cast_mut()
+            .map_addr(|a| a | kind)
     }
 }
 
 /// The first sync of each phase mod 4 (module docs).
 pub(crate) struct Sites {
-    first: [AtomicU64; 4],
+    first: [AtomicPtr<Location<'static>>; 4],
     rank: [AtomicU64; 4],
 }
 
@@ -93,7 +102,7 @@ pub(crate) struct Divergence {
 impl Sites {
     pub(crate) fn new() -> Sites {
         Sites {
-            first: std::array::from_fn(|_| AtomicU64::new(0)),
+            first: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
             rank: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
@@ -108,9 +117,14 @@ impl Sites {
         if seen == mine {
             return Ok(());
         }
-        let other = if seen == 0 {
+        let other = if seen.is_null() {
             // Relaxed: the CAS reads the latest claim of the phase.
-            match self.first[k].compare_exchange(0, mine, Ordering::Relaxed, Ordering::Relaxed) {
+            match self.first[k].compare_exchange(
+                std::ptr::null_mut(),
+                mine,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => {
                     let rank = this.rank.map_or(0, |r| r as u64 + 1);
                     // Relaxed: read only for a message (see `rank_of`).
@@ -122,16 +136,14 @@ impl Sites {
         } else {
             seen
         };
-        // SAFETY: `other` is the address of a `&'static Location` (with the
-        // kind in the low bits) stored by `check`, whose provenance `word`
-        // exposed. (The one place the crate rebuilds a pointer from an
-        // integer: a claim must be one word, for its CAS, and carry a
-        // `Location` that lives for ever. So the feature's sites need Miri's
-        // permissive provenance; the default build has none of this.)
-        let location = unsafe {
-            &*std::ptr::with_exposed_provenance::<Location<'static>>((other & !3) as usize)
-        };
-        let kind = Kind::from_bits(other);
+        // SAFETY: `other` is not null (a claim: the load saw one, or the CAS
+        // failed against null), so `word` made it from a `&'static
+        // Location` by setting the two low bits of its address, which the
+        // alignment asserted above leaves zero. Clearing them gives back
+        // that pointer with its provenance: aligned, valid for ever, and
+        // only ever read.
+        let location = unsafe { &*other.map_addr(|a| a & !3) };
+        let kind = Kind::from_bits(other.addr());
         // One call site can have several `Location`s (a copy per inlined
         // instance of the code): compared by value.
         if kind == this.kind && *location == *this.location {
@@ -169,7 +181,7 @@ impl Sites {
     #[inline]
     pub(crate) fn clear(&self, k: usize) {
         // Relaxed: ordered by the barrier, as the counter's clear.
-        self.first[k].store(0, Ordering::Relaxed);
+        self.first[k].store(std::ptr::null_mut(), Ordering::Relaxed);
         self.rank[k].store(0, Ordering::Relaxed);
     }
 }
