@@ -154,19 +154,25 @@ impl Diag {
 
     /// After a poll of a wait on `barrier` (for `phase`, or its current one).
     fn polled<F>(&self, barrier: &Barrier<F>, phase: Option<Phase>, pending: bool) {
-        self.wait.polled(
-            pending,
-            barrier.key(),
-            || phase.unwrap_or_else(|| barrier.current_phase()).bits(),
-            self.subject.unwrap_or_else(|| barrier.subject()),
-            self.location,
-        );
+        // SAFETY: called from a poll of the future that borrows `barrier`,
+        // and a higher layer's subject owns the barrier (`described_as`):
+        // both are alive for the call.
+        unsafe {
+            self.wait.polled(
+                pending,
+                barrier.key(),
+                || phase.unwrap_or_else(|| barrier.current_phase()).bits(),
+                self.subject.unwrap_or_else(|| barrier.subject()),
+                self.location,
+            );
+        }
     }
 }
 
 /// A higher layer (a `Team`) describes the futures' waits as its own, for
-/// the stall reports: `subject` must outlive the future (it owns the
-/// barrier the future borrows).
+/// the stall reports: `subject` must own the barrier the future borrows,
+/// so that it is alive whenever the future is polled (it is described
+/// during polls only).
 #[cfg(feature = "diagnostics")]
 macro_rules! described_as {
     ($($future:ident),*) => {$(

@@ -56,7 +56,9 @@ use std::time::Duration;
 /// `WarpBarrier` a stall is one mask being waited on. The barriers' `Debug`
 /// (and a `WarpBarrier`'s missing lanes) are taken now, while the waiters still wait (a waiter
 /// whose phase completes meanwhile returns a moment later than it would
-/// have: the call holds each record it reads until it is done).
+/// have: the call holds each record it reads until it is done); for a
+/// phase on which only tasks wait, they are those taken when the latest
+/// task began waiting ([`Stall::barrier`] says why).
 ///
 /// Never blocks on a barrier; it takes a lock of its own for a few
 /// microseconds per waiter.

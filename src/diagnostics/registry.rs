@@ -19,7 +19,7 @@
 //! model's atomics cannot outlive one execution; the slot's protocol has its
 //! own loom model (`slot.rs`).
 
-use super::slot::{Slot, Subject, Wait};
+use super::slot::{About, Slot, Subject, Wait};
 use crate::sync::thread_local;
 use std::cell::Cell;
 use std::panic::Location;
@@ -245,7 +245,7 @@ fn thread_wait(info: WaitInfo) -> Option<&'static Slot> {
         key,
         tag,
         phase,
-        subject,
+        about: About::Live(subject),
         location,
         since: Instant::now(),
     });
@@ -253,7 +253,9 @@ fn thread_wait(info: WaitInfo) -> Option<&'static Slot> {
 }
 
 /// An async wait's record, kept in its future: begun when a poll finds the
-/// phase incomplete, ended when the future completes or is dropped. (A
+/// phase incomplete, ended when the future completes or is dropped, and
+/// never ended if the future is leaked, so it keeps what its subject said
+/// of itself at that poll, not the subject (`slot.rs`'s module docs). (A
 /// lock, not a `Cell`: the futures are `Sync`; only the poller takes it.)
 #[derive(Default)]
 pub(crate) struct TaskWait(Mutex<Option<&'static Slot>>);
@@ -261,7 +263,12 @@ pub(crate) struct TaskWait(Mutex<Option<&'static Slot>>);
 impl TaskWait {
     /// After a poll: records the wait while `pending` (once), ends the
     /// record when not.
-    pub(crate) fn polled(
+    ///
+    /// # Safety
+    ///
+    /// `subject`'s object is alive for the call (the polled future borrows
+    /// it).
+    pub(crate) unsafe fn polled(
         &self,
         pending: bool,
         key: usize,
@@ -275,12 +282,18 @@ impl TaskWait {
         let mut mine = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         match (*mine, pending) {
             (None, true) => {
+                let phase = phase();
+                // SAFETY: the caller's contract: the object is alive now.
+                let described = unsafe { (subject.describe)(subject.ptr, 0, phase) };
                 let slot = claim("task".to_owned());
                 slot.begin(Wait {
                     key,
                     tag: 0,
-                    phase: phase(),
-                    subject,
+                    phase,
+                    about: About::Taken {
+                        level: subject.level,
+                        described,
+                    },
                     location,
                     since: Instant::now(),
                 });
@@ -319,8 +332,9 @@ pub(crate) struct Found {
 }
 
 /// Calls `f` with every wait recorded now; while `f` runs, each of those
-/// waits (and so the borrow of its subject) lasts, so `f` may describe
-/// their subjects. One reader at a time (the pool's lock).
+/// waits lasts (and a blocking wait's borrow of its subject with it), so `f`
+/// may describe their [`About::Live`] subjects. One reader at a time (the
+/// pool's lock).
 pub(crate) fn scan<R>(f: impl FnOnce(&[Found]) -> R) -> R {
     let pool = pool();
     let mut held = Vec::new();

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | [`IDLE`] | no wait; only the owner touches `wait` |
 //! | [`ACTIVE`] | the owner waits; `wait` holds the wait, read-only |
-//! | `ACTIVE \| READ` | a reader holds the record: the wait, and the subject it points at, stay valid until the reader clears `READ` |
+//! | `ACTIVE \| READ` | a reader holds the record: the wait, and the subject a blocking wait's record points at, stay valid until the reader clears `READ` |
 //!
 //! The owner (the waiting thread, or the future) moves `IDLE → ACTIVE` with a
 //! store after it filled `wait`, and `ACTIVE → IDLE` with a CAS, which fails
@@ -21,6 +21,14 @@
 //! Why this is enough: a wait ends (and its subject, a barrier borrowed by
 //! the waiter, may be dropped) only after the owner's CAS succeeded, and
 //! while a reader holds `READ` it cannot. Orderings beside each access.
+//!
+//! That holds for a blocking wait, whose record lives in the waiting call
+//! and ends when it returns or unwinds. A pending future's record ends when
+//! the future completes or is dropped, and a future may also be leaked
+//! (`mem::forget` is safe): its record then stays, while the barrier it
+//! borrowed may be moved or dropped. So an async wait's record holds no
+//! pointer to its barrier, only what the barrier said of itself when the
+//! wait began ([`About::Taken`]).
 
 use crate::sync::{yield_to_holder, AtomicU64, Ordering, UnsafeCell};
 use std::panic::Location;
@@ -45,7 +53,8 @@ pub(crate) struct Subject {
     pub(crate) describe: unsafe fn(ptr: *const (), tag: u64, phase: u64) -> Described,
     /// When waiters of one phase describe it differently (a seat's wait
     /// says `Team`, an observer's parity wait on the same word `Barrier`),
-    /// the highest level wins.
+    /// the highest level wins (among the threads' live descriptions, or
+    /// else among the tasks' taken ones).
     pub(crate) level: u8,
 }
 
@@ -53,8 +62,8 @@ pub(crate) struct Subject {
 // `BlockBarrier`, `WarpBarrier`) and a function that only reads its atomics
 // and its immutable fields (its `Debug`, its missing ranks), never its
 // completion function: that reading is sound from any thread, whatever `F`.
-// The pointer is dereferenced only while the wait that borrows the barrier
-// lasts (module docs).
+// The pointer is dereferenced only while a blocking wait that borrows the
+// barrier lasts, or during a poll of a future that borrows it (module docs).
 unsafe impl Send for Subject {}
 // SAFETY: as for `Send`: shared, it is only copied and read.
 unsafe impl Sync for Subject {}
@@ -67,7 +76,9 @@ impl std::fmt::Debug for Subject {
     }
 }
 
-/// What a [`Subject`] says about itself, taken when the report is made.
+/// What a [`Subject`] says about itself: taken when the report is made for
+/// a blocking wait, when the wait began for an async one.
+#[derive(Clone)]
 pub(crate) struct Described {
     pub(crate) kind: &'static str,
     pub(crate) debug: String,
@@ -76,8 +87,31 @@ pub(crate) struct Described {
     pub(crate) mask: Option<u64>,
 }
 
+/// What a record says about the object waited on.
+#[derive(Clone)]
+pub(crate) enum About {
+    /// A blocking wait's: the object itself, described when a report is
+    /// made (the wait, and so the borrow of the object, lasts while a
+    /// reader holds the record).
+    Live(Subject),
+    /// An async wait's: what the object said of itself at the poll that
+    /// began the wait (module docs: a leaked future's record outlives the
+    /// borrow), and its subject's level.
+    Taken { level: u8, described: Described },
+}
+
+impl About {
+    /// The subject's level (see [`Subject::level`]).
+    pub(crate) fn level(&self) -> u8 {
+        match self {
+            About::Live(subject) => subject.level,
+            About::Taken { level, .. } => *level,
+        }
+    }
+}
+
 /// One wait, as its owner recorded it.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Wait {
     /// What the waiters of one phase share: the word's address (a
     /// `WarpBarrier`'s for a lane wait).
@@ -86,7 +120,7 @@ pub(crate) struct Wait {
     pub(crate) tag: u64,
     /// The phase waited for (mod 4), or a `WarpBarrier`'s round.
     pub(crate) phase: u64,
-    pub(crate) subject: Subject,
+    pub(crate) about: About,
     pub(crate) location: &'static Location<'static>,
     pub(crate) since: Instant,
 }
@@ -100,8 +134,9 @@ pub(crate) struct Slot {
 
 // SAFETY: `wait` is written only by the owner in `IDLE` and read only by a
 // reader holding `READ`, and the state word orders the two (module docs);
-// the `Subject` pointer in it is only dereferenced by `describe` while the
-// wait, and so the borrow of its object, lasts.
+// a `Subject` pointer in it (a blocking wait's) is only dereferenced by
+// `describe` while the wait, and so the borrow of its object, lasts; the
+// rest is owned data (`String`s, `Vec`s).
 unsafe impl Sync for Slot {}
 // SAFETY: as for `Sync`; the slot owns nothing thread-bound.
 unsafe impl Send for Slot {}
@@ -147,7 +182,7 @@ impl Slot {
             .compare_exchange(ACTIVE, ACTIVE | READ, Ordering::Acquire, Ordering::Relaxed)
             .ok()?;
         // SAFETY: we hold READ: the owner neither writes `wait` nor ends.
-        self.wait.with_mut(|w| unsafe { *w })
+        self.wait.with_mut(|w| unsafe { (*w).clone() })
     }
 
     /// The reader lets go of a record it [`read`](Slot::read).
@@ -196,11 +231,11 @@ pub fn model_a_reader_never_outlives_the_wait() {
             key: 7,
             tag: 0,
             phase: round,
-            subject: Subject {
+            about: About::Live(Subject {
                 ptr: std::ptr::null(),
                 describe,
                 level: 0,
-            },
+            }),
             location: Location::caller(),
             since: Instant::now(),
         });

@@ -2,6 +2,7 @@
 //! report a person reads (`Display`).
 
 use super::registry::{self, Found};
+use super::slot::About;
 use std::fmt;
 use std::panic::Location;
 use std::time::{Duration, Instant};
@@ -54,6 +55,9 @@ use std::time::{Duration, Instant};
 pub struct Stall {
     kind: &'static str,
     barrier: String,
+    /// Whether `barrier` and `missing` were taken when the latest task
+    /// began waiting (only tasks wait in the phase), not now.
+    taken: bool,
     phase: u8,
     mask: Option<u64>,
     waiting: Vec<Waiter>,
@@ -113,7 +117,8 @@ impl Stall {
     /// block's ([`BlockBarrier::missing`](crate::BlockBarrier::missing)),
     /// and for a `WarpBarrier` the lanes of the mask that have not reached
     /// this sync. `None` for a `Barrier` and a seat-less block, which know
-    /// no ranks (their `Debug` shows how many arrivals are pending).
+    /// no ranks (their `Debug` shows how many arrivals are pending). Taken
+    /// when [`barrier`](Stall::barrier) was.
     #[must_use]
     pub fn missing(&self) -> Option<&[usize]> {
         self.missing.as_deref()
@@ -121,6 +126,13 @@ impl Stall {
 
     /// The barrier's `Debug`, taken when [`stalls`](super::stalls) was
     /// called (a `Team`'s and a block's with the phase's progress).
+    ///
+    /// Except where only tasks wait in the phase: then it was taken when
+    /// the latest of them began waiting, and the report says so. A pending
+    /// future may be leaked (`mem::forget` is safe), after which the
+    /// barrier it borrowed may be moved or dropped, so an async wait's
+    /// record keeps what the barrier said at the poll that found the phase
+    /// incomplete, never the barrier itself.
     #[must_use]
     pub fn barrier(&self) -> &str {
         &self.barrier
@@ -170,7 +182,15 @@ impl fmt::Display for Stall {
             self.waiting.len(),
             self.longest()
         )?;
-        writeln!(f, "    barrier: {}", self.barrier)?;
+        if self.taken {
+            writeln!(
+                f,
+                "    barrier: {} (when the latest task began waiting)",
+                self.barrier
+            )?;
+        } else {
+            writeln!(f, "    barrier: {}", self.barrier)?;
+        }
         for (i, w) in self.waiting.iter().enumerate() {
             let label = if i == 0 { "waiting:" } else { "" };
             let name = if w.name == "task" {
@@ -239,14 +259,26 @@ pub(crate) fn collect(older_than: Duration) -> Scan {
             if now.saturating_duration_since(first) <= older_than {
                 continue;
             }
-            let subject = group
+            // A thread's live description over a task's taken one; then the
+            // highest level; of taken ones, the latest.
+            let about = group
                 .iter()
-                .map(|w| w.wait.subject)
-                .max_by_key(|s| s.level)
+                .max_by_key(|w| {
+                    let live = matches!(w.wait.about, About::Live(_));
+                    (live, w.wait.about.level(), w.wait.since)
+                })
+                .map(|w| &w.wait.about)
                 .expect("a group has a waiter");
-            // SAFETY: `scan` holds every record of `found`, so each of these
-            // waits lasts, and with it the borrow of the object it waits on.
-            let d = unsafe { (subject.describe)(subject.ptr, key.1, key.2) };
+            let (d, taken) = match about {
+                // SAFETY: `scan` holds every record of `found`, so each of
+                // these waits lasts, and with it a blocking wait's borrow of
+                // the object it waits on.
+                About::Live(subject) => (
+                    unsafe { (subject.describe)(subject.ptr, key.1, key.2) },
+                    false,
+                ),
+                About::Taken { described, .. } => (described.clone(), true),
+            };
             let mut waiting: Vec<Waiter> = group
                 .iter()
                 .map(|w| Waiter {
@@ -262,6 +294,7 @@ pub(crate) fn collect(older_than: Duration) -> Scan {
                 Stall {
                     kind: d.kind,
                     barrier: d.debug,
+                    taken,
                     phase: (key.2 % 4) as u8,
                     mask: d.mask,
                     waiting,
