@@ -10,10 +10,11 @@
 
 mod common;
 
-use common::{panic_message, watchdog};
+use common::{panic_message, scaled, watchdog};
 use mbarrier::diagnostics::{stalls, Stall};
 use mbarrier::{launch, Barrier, BlockBarrier, Team, WarpBarrier};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -175,17 +176,19 @@ fn seatless_divergence_names_threads_and_poisons_the_block() {
 
 #[test]
 fn the_same_call_site_in_a_loop_is_fine() {
+    // Past four phases either way: the sites' words wrap.
+    const ROUNDS: usize = scaled(50, 3);
     let counts = watchdog(60, String::new, || {
         launch(4, |block| {
             let mut total = 0;
-            for round in 0..50 {
+            for round in 0..ROUNDS {
                 block.sync();
                 total += block.sync_count((block.thread_rank() + round) % 2 == 0);
             }
             total
         })
     });
-    assert_eq!(counts, [100; 4]);
+    assert_eq!(counts, [2 * ROUNDS; 4]);
     // Seats of a block used directly, through many phases (the sites wrap).
     let block = BlockBarrier::new(3);
     watchdog(60, String::new, || {
@@ -193,7 +196,7 @@ fn the_same_call_site_in_a_loop_is_fine() {
             for rank in 0..3 {
                 let seat = block.seat(rank);
                 s.spawn(move || {
-                    for _ in 0..37 {
+                    for _ in 0..scaled(37, 3) {
                         seat.sync();
                         assert!(seat.sync_and(true));
                     }
@@ -230,20 +233,21 @@ fn one_call_site_inlined_in_two_places_is_not_divergence() {
 
 #[test]
 fn an_early_return_is_not_divergence() {
+    const ROUNDS: usize = scaled(20, 6);
     let got = watchdog(60, String::new, || {
         launch(4, |block| {
             if block.thread_rank() >= 2 {
                 return 0; // leaves the block
             }
             let mut n = 0;
-            for _ in 0..20 {
+            for _ in 0..ROUNDS {
                 n += block.sync_count(true);
             }
             n
         })
     });
     assert_eq!(got[0], got[1]);
-    assert!(got[0] >= 40 && got[0] <= 80, "{got:?}");
+    assert!(got[0] >= 2 * ROUNDS && got[0] <= 4 * ROUNDS, "{got:?}");
     // A seat dropped in the middle of the phases.
     let block = BlockBarrier::new(2);
     watchdog(60, String::new, || {
@@ -289,6 +293,7 @@ fn divergence_inside_launch_is_the_root_cause() {
 
 #[test]
 fn no_stalls_on_healthy_barriers() {
+    const PHASES: usize = scaled(100, 6);
     let _serial = serial();
     let team = Team::new(4);
     let barrier = Barrier::new(2);
@@ -296,21 +301,21 @@ fn no_stalls_on_healthy_barriers() {
         std::thread::scope(|s| {
             for seat in team.seats() {
                 s.spawn(move || {
-                    for _ in 0..100 {
+                    for _ in 0..PHASES {
                         seat.arrive_and_wait();
                     }
                 });
             }
             for _ in 0..2 {
                 s.spawn(|| {
-                    for _ in 0..100 {
+                    for _ in 0..PHASES {
                         barrier.arrive_and_wait();
                     }
                 });
             }
         });
         launch(4, |block| {
-            for _ in 0..100 {
+            for _ in 0..PHASES {
                 block.sync();
             }
         });
@@ -568,6 +573,93 @@ fn a_stalled_warp_mask_names_its_missing_lanes() {
     });
 }
 
+/// `stalls()` beside waits that begin and end: a reader loops over the
+/// records while threads and a task go through phases of a `Team` and of a
+/// `Barrier`. Every stall it reads is whole: one barrier's kind and
+/// `Debug`, and only that barrier's waiters, at this file's call sites
+/// (under Miri, which also checks the records' accesses for races).
+#[test]
+fn stalls_read_beside_waits_that_begin_and_end() {
+    const PHASES: usize = scaled(300, 4);
+    let _serial = serial();
+    let team = Team::new(3);
+    let barrier = Barrier::new(3);
+    let done = AtomicBool::new(false);
+    let check = |stall: &Stall| {
+        let report = stall.to_string();
+        let (kind, names) = if report.starts_with("mbarrier: Team stalled") {
+            ("Team {", ["team-0", "team-1", "task"])
+        } else {
+            assert!(report.starts_with("mbarrier: Barrier stalled"), "{report}");
+            ("Barrier {", ["barrier-0", "barrier-1", "task"])
+        };
+        assert!(stall.barrier().starts_with(kind), "{report}");
+        assert!(stall.phase() < 4, "{report}");
+        assert!((1..=3).contains(&stall.waiting().len()), "{report}");
+        for w in stall.waiting() {
+            assert!(names.contains(&w.name()), "{report}");
+            assert_eq!(w.location().file(), file!(), "{report}");
+        }
+    };
+    watchdog(60, String::new, || {
+        std::thread::scope(|s| {
+            let reader = s.spawn(|| {
+                let mut reads = 0;
+                // Acquire: the workers' last waits have ended (joined).
+                while reads == 0 || !done.load(Ordering::Acquire) {
+                    stalls(Duration::ZERO).iter().for_each(check);
+                    reads += 1;
+                }
+            });
+            let mut workers = Vec::new();
+            let mut seats = team.seats();
+            for rank in 0..2 {
+                let seat = seats.next().unwrap();
+                let worker = std::thread::Builder::new()
+                    .name(format!("team-{rank}"))
+                    .spawn_scoped(s, move || {
+                        for _ in 0..PHASES {
+                            seat.arrive_and_wait();
+                        }
+                    })
+                    .unwrap();
+                workers.push(worker);
+                let barrier = &barrier;
+                let worker = std::thread::Builder::new()
+                    .name(format!("barrier-{rank}"))
+                    .spawn_scoped(s, move || {
+                        for _ in 0..PHASES {
+                            barrier.arrive_and_wait();
+                        }
+                    })
+                    .unwrap();
+                workers.push(worker);
+            }
+            let seat = seats.next().unwrap();
+            let barrier = &barrier;
+            workers.push(s.spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
+                rt.block_on(async {
+                    for _ in 0..PHASES {
+                        seat.arrive_and_wait_async().await;
+                        barrier.arrive_and_wait_async().await;
+                    }
+                });
+            }));
+            for worker in workers {
+                worker.join().unwrap();
+            }
+            // Release: see the reader's Acquire.
+            done.store(true, Ordering::Release);
+            reader.join().unwrap();
+        })
+    });
+    // Every wait has ended.
+    assert!(stalls(Duration::ZERO).is_empty());
+}
+
 // ---- MBARRIER_STALL_REPORT (a child process) ---------------------------------
 
 /// Set in the child: which scenario to run.
@@ -617,6 +709,7 @@ fn child_two_stalled_phases() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "spawns a child process, which Miri cannot")]
 fn the_env_report_is_printed_once_per_stalled_phase() {
     let stderr = child("child_two_stalled_phases", "0.1");
     let reports: Vec<&str> = stderr
@@ -640,6 +733,7 @@ fn the_env_report_is_printed_once_per_stalled_phase() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "spawns a child process, which Miri cannot")]
 fn a_bad_env_value_says_so() {
     let stderr = child("child_two_stalled_phases", "soon");
     assert!(
