@@ -6,7 +6,7 @@
 //! the word's `Debug`.
 
 mod common;
-use common::{model, panic_message, quiet_expected_panics, Slots};
+use common::{model, panic_message, quiet_expected_panics, word, Slots};
 use loom::{
     sync::{
         atomic::{AtomicBool, AtomicUsize, Ordering},
@@ -20,14 +20,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// A team of `seats` seats, fan-in 2, no flat shortcut.
 fn team(seats: usize) -> Arc<Team> {
     Arc::new(Team::with_shape(seats, 2, 0))
-}
-
-/// The `barrier: Barrier { .. }` part of the team's `Debug`: its word.
-fn word<F>(team: &Team<F>) -> String {
-    let debug = format!("{team:?}");
-    let start = debug.find("barrier: ").expect("Team's Debug shows its barrier") + "barrier: ".len();
-    let end = start + debug[start..].find('}').expect("the barrier's Debug ends") + 1;
-    debug[start..end].to_string()
 }
 
 /// Two seats on one node over two phases: the last arriver at the node

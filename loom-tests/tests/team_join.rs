@@ -6,7 +6,7 @@
 //! joiner sees what the phase before published, and the counts end right.
 
 mod common;
-use common::{model, model_bounded, panic_message, quiet_expected_panics, Slots};
+use common::{model, model_bounded, panic_message, quiet_expected_panics, word, Slots};
 use loom::{
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -16,20 +16,6 @@ use loom::{
 };
 use mbarrier::Team;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-
-/// The `barrier: Barrier { .. }` part of the team's `Debug`: its word.
-/// The `Debug` reads the word `Acquire` for its progress first, so what a
-/// joiner is seen to see here rests on that read too; the join's own
-/// `Acquire` is checked on a `Barrier` (join.rs).
-fn word<F: mbarrier::Completion>(team: &Team<F>) -> String {
-    let debug = format!("{team:?}");
-    let start = debug
-        .find("barrier: ")
-        .expect("Team's Debug shows its barrier")
-        + "barrier: ".len();
-    let end = start + debug[start..].find('}').expect("the barrier's Debug ends") + 1;
-    debug[start..end].to_string()
-}
 
 fn odd_phase<F: mbarrier::Completion>(team: &Team<F>) -> bool {
     word(team).contains("phase_parity: true")

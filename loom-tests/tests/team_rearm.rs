@@ -5,7 +5,7 @@
 //! in, and every phase completes exactly once with the right counts.
 
 mod common;
-use common::{model, Slots};
+use common::{model, word, Slots};
 use loom::{
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -14,17 +14,6 @@ use loom::{
     thread,
 };
 use mbarrier::Team;
-
-/// The `barrier: Barrier { .. }` part of the team's `Debug`: its word.
-fn word<F: mbarrier::Completion>(team: &Team<F>) -> String {
-    let debug = format!("{team:?}");
-    let start = debug
-        .find("barrier: ")
-        .expect("Team's Debug shows its barrier")
-        + "barrier: ".len();
-    let end = start + debug[start..].find('}').expect("the barrier's Debug ends") + 1;
-    debug[start..end].to_string()
-}
 
 /// A team counting its completions.
 fn counted(

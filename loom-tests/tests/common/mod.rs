@@ -158,3 +158,17 @@ impl std::task::Wake for Probe {
         self.thread.unpark();
     }
 }
+
+/// The `barrier: Barrier { .. }` part of a team's `Debug`: its word. The
+/// `Debug` reads the word `Acquire` for its progress first, so a model's
+/// check of what a thread sees after reading it rests on that read too (a
+/// join's own `Acquire` is checked on a `Barrier`, join.rs).
+pub fn word<F>(team: &mbarrier::Team<F>) -> String {
+    let debug = format!("{team:?}");
+    let start = debug
+        .find("barrier: ")
+        .expect("Team's Debug shows its barrier")
+        + "barrier: ".len();
+    let end = start + debug[start..].find('}').expect("the barrier's Debug ends") + 1;
+    debug[start..end].to_string()
+}
