@@ -31,7 +31,8 @@
 #                         both without the per-rank table, beside spin_dissemination
 #                         and omp_barrier; a capacity-64 Team beside Team::new(16)
 #   progress.log          what ran when, and every stderr line
-# PARTS="a h" runs only those parts (default: all of them).
+# PARTS="a h" runs only those parts (default: all of them); BT=PATH runs
+# another build of bench_table (e.g. an older commit's, to compare).
 # Kinds the binary lacks (team before the Team lands; classic and spin-only
 # without --features bench) are left out of the --only lists, not failed.
 set -uo pipefail
@@ -55,7 +56,7 @@ for a in "$@"; do
     esac
 done
 
-BT=device/bench_table
+BT=${BT:-device/bench_table}
 AN=device/anchors
 for b in $BT $AN; do
     [[ -x $b ]] || {

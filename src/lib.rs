@@ -184,11 +184,12 @@ pub use token::{ArrivalToken, BarrierWaitResult};
 pub use warp::WarpBarrier;
 
 /// For mbarrier's own benches (feature `bench`), not a stable API: the wait
-/// policy switch and the wait-stage counters.
+/// policy switch, the wait-stage counters and a seat's stage clock.
 #[cfg(feature = "bench")]
 #[doc(hidden)]
 pub mod bench_hooks {
     pub use crate::team::set_rank_table;
+    pub use crate::team::stages::{record_stages, take_stages, StageRecord};
     pub use crate::wait::policy::{set_policy, Policy};
     pub use crate::wait::stats::{set_stats, take_stats, WaitStats};
 }

@@ -262,6 +262,8 @@ mod call;
 mod delegate;
 mod ranks;
 mod seat;
+#[cfg_attr(not(feature = "bench"), allow(dead_code))]
+pub(crate) mod stages;
 mod tree;
 
 #[cfg(feature = "bench")]

@@ -50,6 +50,8 @@ mod measure;
 mod opts;
 mod report;
 mod sections;
+#[cfg(feature = "bench")]
+mod stages;
 
 use format::*;
 use kinds::*;
@@ -160,6 +162,11 @@ pub(crate) fn main() {
     }
     if o.sections.single {
         single_costs(&mut r);
+    }
+    #[cfg(feature = "bench")]
+    if o.sections.stages {
+        stages::stage_section(&mut r);
+        r.flush();
     }
     if o.fresh.is_none() && o.sections.episode {
         targets.push(format!(

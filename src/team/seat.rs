@@ -2,6 +2,7 @@
 //! (the design and its proof are in `team.rs`).
 
 use super::ranks::Entry;
+use super::stages::{self, Mark};
 use super::tree::Contribution;
 use super::*;
 
@@ -144,12 +145,14 @@ impl<F: Completion> Seat<'_, F> {
     #[track_caller]
     #[inline]
     pub fn arrive_and_wait(&self) -> BarrierWaitResult {
+        stages::mark(Mark::Start);
         let (token, completed) = self.arrive_as(SeatCall::ArriveAndWait, 0);
         if !completed {
             #[cfg(feature = "diagnostics")]
             let _as = self.team.describe_wait(std::panic::Location::caller());
             self.team.barrier.wait(token);
         }
+        stages::released(completed);
         BarrierWaitResult {
             is_leader: completed,
         }
@@ -302,6 +305,7 @@ impl<F: Completion> Seat<'_, F> {
     pub(super) fn arrive_as(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
         let barrier = &self.team.barrier;
         let phase = self.enter(call);
+        stages::mark(Mark::Entered);
         if tx > 0 {
             // Before the tree arrival: the phase cannot complete until that
             // arrival, and a range misuse panics with nothing changed (point 4).
@@ -333,14 +337,22 @@ impl<F: Completion> Seat<'_, F> {
     ) -> (ArrivalToken, bool) {
         let team = self.team;
         if team.nodes.is_empty() || self.direct.replace(false) {
-            return team
+            let arrived = team
                 .barrier
                 .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet));
+            stages::mark(Mark::Rooted);
+            return arrived;
         }
         let leaf = self.rank / team.fan_in;
-        match team.climb(leaf, round, c) {
+        let climbed = team.climb(leaf, round, c);
+        stages::mark(Mark::Counted);
+        match climbed {
             None => (team.barrier.token_for(round), false),
-            Some(sums) => team.arrive_root(round, sums, call, quiet),
+            Some(sums) => {
+                let arrived = team.arrive_root(round, sums, call, quiet);
+                stages::mark(Mark::Rooted);
+                arrived
+            }
         }
     }
 
