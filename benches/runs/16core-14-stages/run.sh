@@ -3,10 +3,13 @@
 # carried: a Team's episode stage by stage, the rank table's cost and a
 # capacity-64 team in 15 rounds, this build against the base build
 # (device/bt_base) at 32 and 64 threads, beside foreign processes and in
-# fresh processes; then device-run.sh's part h (the peers).
+# fresh processes; then device-run.sh's part h (the peers). Everything lands
+# in one archive, $OUT/run.tgz (the machine hands back few files).
 set -u
-O=${OUT:-device/out}
-mkdir -p "$O"
+OUT=${OUT:-device/out}
+O=$(mktemp -d)
+mkdir -p "$OUT"
+trap 'tar czf "$OUT/run.tgz" -C "$O" .' EXIT
 M=device/bench_table
 B=device/bt_base
 t0=$SECONDS
