@@ -99,6 +99,15 @@ pub(crate) enum Op<'a> {
         quiet: bool,
         name: &'a dyn fmt::Display,
     },
+    /// One arrival that belongs to phase `phase`: a flat team's seat, whose
+    /// own last arrival says which phase its next one is for. A word in
+    /// another phase (the seat's last one, still running: a double arrival)
+    /// is refused ([`Misuse::OtherPhase`]), so that the RMW's own read is
+    /// the seat's check. `name` as for `Combined`.
+    SeatArrival {
+        phase: Phase,
+        name: &'a dyn fmt::Display,
+    },
     /// `count` participants leaving, all of which last arrived in phase
     /// `arrived_in` (their arrivals are in, or on their way combined with
     /// others): while that phase still runs, drops without an arrival; once
@@ -128,6 +137,8 @@ pub(crate) enum Misuse {
     TxRange { from: i32, to: i64 },
     /// A join would raise the expected count above `MAX`.
     TooManyParticipants { expected: u32, adding: usize },
+    /// An [`Op::SeatArrival`] found the word in another phase (the word).
+    OtherPhase(Snapshot),
 }
 
 impl Op<'_> {
@@ -150,6 +161,7 @@ impl Op<'_> {
                 tx,
                 ..
             } => (arrivals as usize, drops as usize, i64::from(tx)),
+            Op::SeatArrival { .. } => (1, 0, 0),
             // Participants leaving in the phase they already arrived in owe
             // no arrival there.
             Op::LeaveAfter {
@@ -169,6 +181,7 @@ impl Op<'_> {
                 | Op::AddParticipants(_)
                 | Op::Joining { .. }
                 | Op::Combined { .. }
+                | Op::SeatArrival { .. }
                 | Op::LeaveAfter { .. }
         )
     }
@@ -196,6 +209,11 @@ impl Op<'_> {
         }
         if s.is_retired() {
             return Err(Misuse::Retired(s));
+        }
+        if let Op::SeatArrival { phase, .. } = self {
+            if s.phase() != phase {
+                return Err(Misuse::OtherPhase(s));
+            }
         }
         let pending = s.pending() as usize;
         if arrivals > pending {
@@ -275,6 +293,11 @@ impl Misuse {
                 let total = expected as u128 + adding as u128;
                 panic!("mbarrier: {op}: {expected} participants per phase plus {adding} would be {total}, above Barrier::MAX ({max})")
             }
+            // A seat turns this into its own message (`Seat::arrive_flat`).
+            Misuse::OtherPhase(s) => panic!(
+                "mbarrier: {op}: this arrival belongs to another phase than the running one ({})",
+                s.phase()
+            ),
         }
     }
 }
@@ -292,9 +315,10 @@ impl fmt::Display for Op<'_> {
             Op::ArriveAndWait => f.write_str("arrive_and_wait()"),
             Op::ArriveAndWaitAsync => f.write_str("arrive_and_wait_async()"),
             Op::AddParticipants(n) => write!(f, "add_participants({n})"),
-            Op::Joining { name } | Op::Combined { name, .. } | Op::LeaveAfter { name, .. } => {
-                name.fmt(f)
-            }
+            Op::Joining { name }
+            | Op::Combined { name, .. }
+            | Op::SeatArrival { name, .. }
+            | Op::LeaveAfter { name, .. } => name.fmt(f),
         }
     }
 }

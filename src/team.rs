@@ -18,15 +18,20 @@
 //! thread (except in a completion window, as `Barrier::arrive`).
 //!
 //! A team of at most `flat` seats has no tree: its seats arrive on the word
-//! directly (one seat, one arrival).
+//! directly (one seat, one arrival). A flat seat's plain arrival is the one
+//! RMW, without the entry read below: the seat knows the phase it arrives
+//! in, and the RMW refuses a word in any other (`Seat::arrive_flat`), so
+//! the read of a line the other seats are writing is the RMW's own instead
+//! of a miss of its own before it (benches/RESULTS.md, "Where a Team's
+//! episode goes").
 //!
 //! The tree is built for the team's *capacity* (`Team::with_capacity`;
 //! `Team::new(s)` has capacity `s`): ranks that do not take part are not
 //! members of their leaf, and a node with no members is not a member of its
 //! parent, so they cost a phase nothing.
 //!
-//! Cost per phase: each seat reads the word once (`Acquire`, for the phase
-//! and the double-arrival check) and makes one `fetch_add` on its leaf,
+//! Cost per phase in a tree: each seat reads the word once (`Acquire`, for
+//! the phase and the double-arrival check) and makes one `fetch_add` on its leaf,
 //! which never retries however many of the `fan_in` seats hit the line at
 //! once; a round's last arriver then re-arms the node with one CAS
 //! (retried only when a leave or a join lands in between) and makes a

@@ -395,6 +395,8 @@ fn a_double_arrival_panics_and_changes_nothing() {
         let seats: Vec<_> = team.seats().collect();
         let token = seats[2].arrive();
         let before = format!("{team:?}");
+        let missing = team.missing();
+        assert_eq!(missing, [0, 1, 3, 4], "{what}");
         for op in 0..3 {
             let message = panic_of(|| match op {
                 0 => drop(seats[2].arrive()),
@@ -407,6 +409,8 @@ fn a_double_arrival_panics_and_changes_nothing() {
                 "{what}: {message}"
             );
             assert_eq!(format!("{team:?}"), before, "{what}");
+            // Nor the seat's entry in the rank table.
+            assert_eq!(team.missing(), missing, "{what}");
         }
         // The tree was not touched either: the others complete the phase.
         for (rank, seat) in seats.iter().enumerate() {
@@ -415,9 +419,12 @@ fn a_double_arrival_panics_and_changes_nothing() {
             }
         }
         assert!(team.try_wait(&token), "{what}");
+        // The refused arrivals left no trace: seat 2 owes phase 1 as all do.
+        assert_eq!(team.missing(), [0, 1, 2, 3, 4], "{what}: phase 1");
         // In phase 1 the seat may arrive again, without having waited.
         drop(seats[2].arrive());
         assert!(team.phase_parity(), "{what}");
+        assert_eq!(team.missing(), [0, 1, 3, 4], "{what}: phase 1");
     }
 }
 

@@ -1,7 +1,8 @@
 //! `Team` and `Seat` (team.rs): the combining tree in front of the word.
-//! Small shapes (`Team::with_shape`, fan-in 2, never flat) so that the tree
+//! Small shapes (`Team::with_shape`, fan-in 2, not flat) so that the tree
 //! is real: two seats share one node (the root), three seats climb from a
-//! leaf to the root. Each model checks the ordering chain seat → node →
+//! leaf to the root; a few models run a flat team of two as well, whose
+//! seats arrive on the word directly. Each model checks the ordering chain seat → node →
 //! root → word → waiter with loom-checked data slots, and the counts with
 //! the word's `Debug`.
 
@@ -28,8 +29,19 @@ fn team(seats: usize) -> Arc<Team> {
 /// before each arrival are visible after the wait (double-buffered slots).
 #[test]
 fn two_seats_combine_over_two_phases() {
-    model(|| {
-        let team = team(2);
+    combine_over_two_phases(0);
+}
+
+/// The same with a flat team (no tree): each seat's arrival is one RMW of
+/// the word, whose own read checks the seat's phase (`Seat::arrive_flat`).
+#[test]
+fn two_flat_seats_combine_over_two_phases() {
+    combine_over_two_phases(2);
+}
+
+fn combine_over_two_phases(flat: usize) {
+    model(move || {
+        let team = Arc::new(Team::with_shape(2, 2, flat));
         let slots = Arc::new(Slots::new(4));
         let other = {
             let (team, slots) = (team.clone(), slots.clone());
@@ -207,7 +219,18 @@ fn every_seat_leaving_early_folds_into_the_running_phase() {
 /// arrives again as soon as the completion has started (it opens a flag).
 #[test]
 fn an_arrival_in_the_completion_window_through_the_tree() {
-    model(|| {
+    arrival_in_the_completion_window(0);
+}
+
+/// The same with a flat team: the second arrival's RMW finds the word
+/// completing and waits for phase 1 before it counts.
+#[test]
+fn an_arrival_in_the_completion_window_of_a_flat_team() {
+    arrival_in_the_completion_window(2);
+}
+
+fn arrival_in_the_completion_window(flat: usize) {
+    model(move || {
         let slots = Arc::new(Slots::new(3));
         let runs = Arc::new(AtomicUsize::new(0));
         let window = Arc::new((AtomicBool::new(false), Notify::new()));
@@ -227,7 +250,7 @@ fn an_arrival_in_the_completion_window_through_the_tree() {
                     }
                 },
                 2,
-                0,
+                flat,
             ))
         };
         let early = {
@@ -315,8 +338,20 @@ fn an_unwinding_seat_drop_races_a_completion() {
 /// both seats (its completion function reads both seats' slots).
 #[test]
 fn a_double_arrival_is_refused_while_the_other_seat_races_the_phase() {
+    double_arrival_races_the_phase(0);
+}
+
+/// The same with a flat team, where the refusal is the word's RMW's own
+/// (`Op::SeatArrival`) and a refusal on a stale read of the word must not
+/// panic: only the latest word decides.
+#[test]
+fn a_flat_double_arrival_is_refused_while_the_other_seat_races_the_phase() {
+    double_arrival_races_the_phase(2);
+}
+
+fn double_arrival_races_the_phase(flat: usize) {
     quiet_expected_panics();
-    model(|| {
+    model(move || {
         let slots = Arc::new(Slots::new(2));
         let runs = Arc::new(AtomicUsize::new(0));
         let team = {
@@ -330,7 +365,7 @@ fn a_double_arrival_is_refused_while_the_other_seat_races_the_phase() {
                     }
                 },
                 2,
-                0,
+                flat,
             ))
         };
         let other = {
@@ -361,9 +396,12 @@ fn a_double_arrival_is_refused_while_the_other_seat_races_the_phase() {
             }
         }
         assert!(team.phase_parity(), "in phase 1");
+        // Seat 0's arrival in phase 1 is on the word if flat, in the tree's
+        // node otherwise.
+        let pending = if flat > 0 { 1 } else { 2 };
         assert_eq!(
             word(&team),
-            "Barrier { phase_parity: true, pending: 2, expected: 2, tx: 0, poisoned: false }"
+            format!("Barrier {{ phase_parity: true, pending: {pending}, expected: 2, tx: 0, poisoned: false }}")
         );
         std::mem::forget(seat);
     });

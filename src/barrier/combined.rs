@@ -31,7 +31,10 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub(crate) fn try_arrive_combined(&self, op: Op<'_>) -> Result<(ArrivalToken, bool), Misuse> {
-        debug_assert!(matches!(op, Op::Combined { .. } | Op::LeaveAfter { .. }));
+        debug_assert!(matches!(
+            op,
+            Op::Combined { .. } | Op::SeatArrival { .. } | Op::LeaveAfter { .. }
+        ));
         match self.try_update(op) {
             Ok(arrival) => Ok((self.token(arrival), arrival.completed)),
             Err(Misuse::Poisoned(s) | Misuse::Retired(s)) if op.quiet() => {

@@ -32,6 +32,11 @@ impl SeatCall {
         }
     }
 
+    /// A flat team's seat arriving in `phase`, named after this call.
+    pub(crate) fn seat_arrival(&self, phase: Phase) -> Op<'_> {
+        Op::SeatArrival { phase, name: self }
+    }
+
     /// `count` seats leaving after their last arrival in `arrived_in` (a
     /// flat team's one seat, or a tree's round of leavers only).
     pub(crate) fn leave_after(&self, arrived_in: Phase, count: u32, quiet: bool) -> Op<'_> {

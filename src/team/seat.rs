@@ -5,6 +5,7 @@ use super::ranks::Entry;
 use super::stages::{self, Mark};
 use super::tree::Contribution;
 use super::*;
+use crate::op::Misuse;
 
 /// One participant's place in a [`Team`]: it arrives through its seat.
 ///
@@ -304,6 +305,9 @@ impl<F: Completion> Seat<'_, F> {
     #[inline]
     pub(super) fn arrive_as(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
         let barrier = &self.team.barrier;
+        if tx == 0 && self.team.nodes.is_empty() {
+            return self.arrive_flat(call);
+        }
         let phase = self.enter(call);
         stages::mark(Mark::Entered);
         if tx > 0 {
@@ -322,6 +326,64 @@ impl<F: Completion> Seat<'_, F> {
         let result = self.contribute(phase, arrival, call, false);
         self.last.set(wide);
         result
+    }
+
+    /// A flat team's plain arrival: one RMW of the word, whose own read is
+    /// the entry check. The seat knows the phase of its arrival (the one
+    /// after its last); [`Op::SeatArrival`] refuses a word still in the
+    /// seat's last phase, poisoned or retired, and waits out a completion
+    /// window as every arrival does. No load of the word before the RMW: on
+    /// a contended line that load is a miss of its own, and the RMW's
+    /// ownership a second one.
+    ///
+    /// The entry is published before the RMW, as for every arrival
+    /// (team/ranks.rs); a refused arrival puts the seat's previous entry
+    /// back before it panics, so that nothing it changed stays changed.
+    ///
+    /// [`Op::SeatArrival`]: crate::op::Op::SeatArrival
+    #[track_caller]
+    #[inline]
+    fn arrive_flat(&self, call: SeatCall) -> (ArrivalToken, bool) {
+        let barrier = &self.team.barrier;
+        let wide = self.last.get().wrapping_add(1);
+        let phase = wide_phase(wide);
+        // Relaxed: this seat's own entry, which only this thread writes.
+        let before = self.entry.map(|e| e.load(Ordering::Relaxed));
+        loop {
+            self.publish(Entry::new(super::PART, wide.wrapping_add(1)));
+            let misuse = match barrier.try_arrive_combined(call.seat_arrival(phase)) {
+                Ok(arrived) => {
+                    self.last.set(wide);
+                    stages::mark(Mark::Rooted);
+                    return arrived;
+                }
+                Err(misuse) => misuse,
+            };
+            if let (Some(entry), Some(before)) = (self.entry, before) {
+                // Relaxed: as `publish`; nothing was counted.
+                entry.store(before, Ordering::Relaxed);
+            }
+            match misuse {
+                Misuse::OtherPhase(s) => {
+                    // The RMW refused on the word its load found, which may
+                    // be stale: this seat's own last arrival, not yet the
+                    // completion another thread made since. Only the
+                    // latest word (an RMW's read) decides a double arrival.
+                    let latest = barrier.latest();
+                    if latest.phase() == s.phase()
+                        && !latest.is_completing()
+                        && latest.poison().is_none()
+                    {
+                        panic!(
+                            "mbarrier: {call}: seat {} already arrived in phase {} (mod 4), which has not completed: a seat arrives once per phase",
+                            self.rank,
+                            s.phase()
+                        );
+                    }
+                }
+                other => other.panic(call),
+            }
+        }
     }
 
     /// Hands a contribution to round `round` to this seat's leaf (or, flat,
