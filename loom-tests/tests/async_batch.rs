@@ -66,11 +66,19 @@ fn more_pending_tasks_than_a_wake_batch_are_each_woken_once() {
         completer.join().unwrap();
         // Acquire: the completer's wakes are before the join anyway.
         let woken = late.0.load(Ordering::Acquire);
-        assert_eq!(woken, usize::from(pending), "the late task: woken iff it was pending");
+        assert_eq!(
+            woken,
+            usize::from(pending),
+            "the late task: woken iff it was pending"
+        );
         assert!(poll(fut.as_mut(), late).is_ready());
         for (i, (fut, count)) in futures.iter_mut().zip(&counts).enumerate() {
             // Acquire: as above.
-            assert_eq!(count.0.load(Ordering::Acquire), 1, "task {i} of {TASKS}: woken once");
+            assert_eq!(
+                count.0.load(Ordering::Acquire),
+                1,
+                "task {i} of {TASKS}: woken once"
+            );
             assert!(poll(fut.as_mut(), count).is_ready());
         }
     });
@@ -104,7 +112,9 @@ fn a_panicking_waker_costs_no_other_task_its_wake_up() {
         let boom = Waker::from(std::sync::Arc::new(Boom));
         for (i, (fut, count)) in futures.iter_mut().zip(&counts).enumerate() {
             let pending = if i == 1 {
-                fut.as_mut().poll(&mut Context::from_waker(&boom)).is_pending()
+                fut.as_mut()
+                    .poll(&mut Context::from_waker(&boom))
+                    .is_pending()
             } else {
                 poll(fut.as_mut(), count).is_pending()
             };
@@ -119,7 +129,11 @@ fn a_panicking_waker_costs_no_other_task_its_wake_up() {
                 common::panic_message(&*arrived.unwrap_err())
             })
         };
-        assert_eq!(completer.join().unwrap(), "boom", "the waker's panic comes out");
+        assert_eq!(
+            completer.join().unwrap(),
+            "boom",
+            "the waker's panic comes out"
+        );
         assert!(barrier.phase_parity(), "phase 0 completed");
         for (i, (fut, count)) in futures.iter_mut().zip(&counts).enumerate() {
             // Acquire: the completer's wakes are before the join anyway.

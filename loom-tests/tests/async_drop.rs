@@ -24,6 +24,9 @@ fn a_future_dropped_while_being_woken_is_safe_and_keeps_its_arrival() {
         drop(fut);
         completer.join().unwrap();
         assert!(probe.wakes() <= 1);
-        assert!(barrier.phase_parity(), "the dropped future's arrival counted");
+        assert!(
+            barrier.phase_parity(),
+            "the dropped future's arrival counted"
+        );
     });
 }

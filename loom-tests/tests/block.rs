@@ -125,7 +125,11 @@ fn plain_syncs_between_counting_ones_leave_every_counter_to_its_phase() {
         assert!(seat.sync_or(false), "phase 2: seat 1's true predicate");
         assert_eq!(other.join().unwrap(), (2, (), true));
         seat.sync(); // phase 3, alone
-        assert_eq!(seat.sync_count(true), 1, "phase 4: phase 0's counter, cleared");
+        assert_eq!(
+            seat.sync_count(true),
+            1,
+            "phase 4: phase 0's counter, cleared"
+        );
     });
 }
 
@@ -153,10 +157,18 @@ fn a_leaving_seat_clears_the_counter_of_the_phase_it_may_complete() {
         let seat = block.seat(0);
         assert_eq!(seat.sync_count(true), 2, "phase 0");
         seat.sync(); // phase 1
-        assert_eq!(seat.sync_count(true), 1, "phase 2: the leave counts no predicate");
+        assert_eq!(
+            seat.sync_count(true),
+            1,
+            "phase 2: the leave counts no predicate"
+        );
         other.join().unwrap();
         seat.sync(); // phase 3, alone
-        assert_eq!(seat.sync_count(true), 1, "phase 4: phase 0's counter, cleared");
+        assert_eq!(
+            seat.sync_count(true),
+            1,
+            "phase 4: phase 0's counter, cleared"
+        );
     });
 }
 

@@ -361,7 +361,11 @@ fn double_arrival_races_the_phase(flat: usize) {
                 move || {
                     // Relaxed: read after the joins; the runs are ordered by the team.
                     if runs.fetch_add(1, Ordering::Relaxed) == 0 {
-                        assert_eq!((slots.get(0), slots.get(1)), (0, 1), "phase 0 without a seat");
+                        assert_eq!(
+                            (slots.get(0), slots.get(1)),
+                            (0, 1),
+                            "phase 0 without a seat"
+                        );
                     }
                 },
                 2,

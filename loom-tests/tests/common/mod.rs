@@ -154,7 +154,8 @@ impl std::task::Wake for Probe {
 
     fn wake_by_ref(self: &std::sync::Arc<Self>) {
         // Release: pairs with `wakes`.
-        self.wakes.fetch_add(1, std::sync::atomic::Ordering::Release);
+        self.wakes
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
         self.thread.unpark();
     }
 }
