@@ -108,6 +108,9 @@ fn three_seats_climb_to_the_root() {
 
 /// The root's combined arrival races an observer that does not arrive: a
 /// parity waiter (parked or not) sees both seats' writes once it returns.
+/// The observer only reads, and here it is the thread loom runs first, so
+/// the phase never completes before its first look (`README.md`, "Which
+/// thread runs first"); the model below has the other layout.
 #[test]
 fn the_root_arrival_races_a_parity_waiter() {
     model(|| {
@@ -129,6 +132,39 @@ fn the_root_arrival_races_a_parity_waiter() {
         for t in seats {
             t.join().unwrap();
         }
+    });
+}
+
+/// The same race with the observer on a spawned thread and seat 1 on the
+/// main thread, which loom runs first: here the phase may complete before
+/// the observer's first look, which the model above never reaches.
+#[test]
+fn the_root_arrival_races_a_parity_waiter_spawned_first() {
+    model(|| {
+        let team = team(2);
+        let slots = Arc::new(Slots::new(2));
+        let observer = {
+            let (team, slots) = (team.clone(), slots.clone());
+            thread::spawn(move || {
+                team.wait_parity(false);
+                assert_eq!((slots.get(0), slots.get(1)), (1, 2));
+            })
+        };
+        let zero = {
+            let (team, slots) = (team.clone(), slots.clone());
+            thread::spawn(move || {
+                let seat = team.seat(0);
+                slots.set(0, 1);
+                drop(seat.arrive());
+                std::mem::forget(seat);
+            })
+        };
+        let seat = team.seat(1);
+        slots.set(1, 2);
+        drop(seat.arrive());
+        std::mem::forget(seat);
+        observer.join().unwrap();
+        zero.join().unwrap();
     });
 }
 

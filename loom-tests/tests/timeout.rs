@@ -5,7 +5,7 @@
 //! visible, `Err` hands the token back and the arrival still counts.
 
 mod common;
-use common::{model, Slots};
+use common::{model, model_reaching, Slots};
 use loom::{sync::Arc, thread};
 use mbarrier::Barrier;
 use std::time::Duration;
@@ -38,24 +38,32 @@ fn wait_timeout_races_the_completion() {
     });
 }
 
+/// The waiter does not arrive, so it only reads the barrier: it runs on a
+/// spawned thread and the completer on the main thread, which loom runs
+/// first. The other way round, every execution timed out (the completer's
+/// CAS never landed before the waiter's first loads: see `README.md`,
+/// "Which thread runs first"), and `true` was never checked; the model
+/// now requires both outcomes.
 #[test]
 fn wait_parity_timeout_races_the_completion() {
-    model(|| {
+    model_reaching(&["in time", "timed out"], |reach| {
         let shared = Arc::new((Barrier::new(1), Slots::new(1)));
-        let completer = {
-            let shared = shared.clone();
+        let waiter = {
+            let (shared, reach) = (shared.clone(), reach.clone());
             thread::spawn(move || {
-                shared.1.set(0, 7);
-                drop(shared.0.arrive());
+                let (barrier, slots) = &*shared;
+                if barrier.wait_parity_timeout(false, TIMEOUT) {
+                    reach.case("in time");
+                    assert_eq!(slots.get(0), 7);
+                } else {
+                    reach.case("timed out");
+                    barrier.wait_parity(false);
+                    assert_eq!(slots.get(0), 7);
+                }
             })
         };
-        let (barrier, slots) = &*shared;
-        if barrier.wait_parity_timeout(false, TIMEOUT) {
-            assert_eq!(slots.get(0), 7);
-        } else {
-            barrier.wait_parity(false);
-            assert_eq!(slots.get(0), 7);
-        }
-        completer.join().unwrap();
+        shared.1.set(0, 7);
+        drop(shared.0.arrive());
+        waiter.join().unwrap();
     });
 }

@@ -44,6 +44,51 @@ pub fn model_with<F: Fn() + Sync + Send + 'static>(max: usize, branches: Option<
     );
 }
 
+/// [`model`], for a model whose executions fall into named cases (a timed
+/// wait in time or timed out, a poll that saw the phase at once or later):
+/// each execution names its case with [`Reach::case`], and once loom is done
+/// every case in `cases` must have come up in some execution. A model that
+/// explores fewer interleavings than it is written for then fails instead
+/// of passing with its assertions for one case never run (`README.md`,
+/// "Which thread runs first").
+pub fn model_reaching<F>(cases: &'static [&'static str], f: F)
+where
+    F: Fn(&Reach) + Sync + Send + 'static,
+{
+    let reach = Reach {
+        cases,
+        seen: Default::default(),
+    };
+    let inner = reach.clone();
+    model(move || f(&inner));
+    let seen = reach.seen.lock().unwrap();
+    for case in cases {
+        assert!(
+            seen.contains(case),
+            "loom never reached the case `{case}` (reached: {seen:?})"
+        );
+    }
+}
+
+/// The cases a [`model_reaching`] model came through, across executions (a
+/// std lock: a record outside the model, no scheduling point).
+#[derive(Clone)]
+pub struct Reach {
+    cases: &'static [&'static str],
+    seen: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<&'static str>>>,
+}
+
+impl Reach {
+    /// This execution came through `case`, one of the model's cases.
+    pub fn case(&self, case: &'static str) {
+        assert!(
+            self.cases.contains(&case),
+            "`{case}` is not a case of the model"
+        );
+        self.seen.lock().unwrap().insert(case);
+    }
+}
+
 /// Plain (non-atomic) data cells. Every access goes through loom's
 /// `UnsafeCell`, which fails the model when two accesses are not ordered by
 /// happens-before: a write before `arrive` read after `wait` is exactly the
