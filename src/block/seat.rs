@@ -68,8 +68,9 @@ impl<'a> BlockSeat<'a> {
     #[inline]
     pub(crate) fn sync_as(&self, call: SyncCall) -> Votes {
         // The phase of this seat's next arrival, from its own record: no
-        // load of the word (module docs, step 1); the arrival's `enter`
-        // makes the one load of it that the sync needs.
+        // load of the word (module docs, step 1); the arrival makes the one
+        // read of it that the sync needs (a tree seat's `enter`; a flat
+        // seat's RMW, whose own read it is).
         self.block
             .reduce(self.seat.next_phase(), call, Some(self.rank()), || {
                 self.seat.arrive_and_wait().is_leader()
