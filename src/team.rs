@@ -255,7 +255,9 @@ use std::fmt;
 
 /// Default fan-in of the tree: the fastest of 2, 4, 8 and 16 at 8 and 16
 /// threads, measured when the seats' contributions were CASes
-/// (benches/RESULTS.md, "Team: episode latency"). Fan-in 2 climbs a level
+/// (benches/RESULTS.md, "Team: episode latency") and again with the single
+/// `fetch_add`, where it is the fastest or level with 8 at every thread
+/// count from 4 to 16 ("Small and mid-size teams"). Fan-in 2 climbs a level
 /// more per phase; 8 and 16 put that many seats' RMWs on one node's line.
 pub(crate) const FAN_IN: usize = 4;
 /// Teams of at most this many seats go flat: with two seats there is
