@@ -12,8 +12,38 @@
 mod common;
 use common::{model, model_bounded, quiet_expected_panics, Slots};
 use loom::{sync::Arc, thread};
-use mbarrier::BlockBarrier;
+use mbarrier::{BlockBarrier, BlockSeat};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+// Every sync of these models goes through the helpers below, one call site
+// per kind and receiver, so all threads of a phase sync at the same site:
+// with the `diagnostics` feature, whose divergent-sync check panics when a
+// phase's syncs come from two call sites, the models run as they do
+// without it (the check itself has its models in `diagnostics.rs`).
+
+fn sync(block: &BlockBarrier) {
+    block.sync()
+}
+
+fn sync_count(block: &BlockBarrier, pred: bool) -> usize {
+    block.sync_count(pred)
+}
+
+fn sync_or(block: &BlockBarrier, pred: bool) -> bool {
+    block.sync_or(pred)
+}
+
+fn seat_sync(seat: &BlockSeat<'_>) {
+    seat.sync()
+}
+
+fn seat_sync_count(seat: &BlockSeat<'_>, pred: bool) -> usize {
+    seat.sync_count(pred)
+}
+
+fn seat_sync_or(seat: &BlockSeat<'_>, pred: bool) -> bool {
+    seat.sync_or(pred)
+}
 
 const PHASES: usize = 3;
 
@@ -35,11 +65,13 @@ fn sync_count_per_phase_never_mixes_phases() {
             let block = block.clone();
             thread::spawn(move || {
                 (0..PHASES)
-                    .map(|k| block.sync_count(pred(1, k)))
+                    .map(|k| sync_count(&block, pred(1, k)))
                     .collect::<Vec<_>>()
             })
         };
-        let mine: Vec<_> = (0..PHASES).map(|k| block.sync_count(pred(0, k))).collect();
+        let mine: Vec<_> = (0..PHASES)
+            .map(|k| sync_count(&block, pred(0, k)))
+            .collect();
         let theirs = other.join().unwrap();
         let expected: Vec<_> = (0..PHASES).map(|k| expected_count(2, k)).collect();
         assert_eq!(expected, [2, 1, 0]);
@@ -55,11 +87,11 @@ fn three_threads_agree_on_sync_and_or() {
         let others: Vec<_> = (1..3)
             .map(|me| {
                 let block = block.clone();
-                thread::spawn(move || block.sync_or(me == 2))
+                thread::spawn(move || sync_or(&block, me == 2))
             })
             .collect();
         assert!(
-            block.sync_or(false),
+            sync_or(&block, false),
             "lane 2's true predicate is seen by all"
         );
         for other in others {
@@ -78,7 +110,7 @@ fn sync_publishes_writes() {
                 let (block, slots) = &*shared;
                 for k in 0..PHASES {
                     slots.set((k % 2) * 2 + 1, k);
-                    block.sync();
+                    sync(&block);
                     assert_eq!(slots.get((k % 2) * 2), k);
                 }
             })
@@ -86,7 +118,7 @@ fn sync_publishes_writes() {
         let (block, slots) = &*shared;
         for k in 0..PHASES {
             slots.set((k % 2) * 2, k);
-            block.sync();
+            sync(&block);
             assert_eq!(slots.get((k % 2) * 2 + 1), k);
         }
         other.join().unwrap();
@@ -114,19 +146,26 @@ fn plain_syncs_between_counting_ones_leave_every_counter_to_its_phase() {
             let block = block.clone();
             thread::spawn(move || {
                 let seat = block.seat(1);
-                let counts = (seat.sync_count(true), seat.sync(), seat.sync_or(true));
+                let counts = (
+                    seat_sync_count(&seat, true),
+                    seat_sync(&seat),
+                    seat_sync_or(&seat, true),
+                );
                 drop(seat); // leaves in phase 3
                 counts
             })
         };
         let seat = block.seat(0);
-        assert_eq!(seat.sync_count(true), 2, "phase 0");
-        seat.sync(); // phase 1
-        assert!(seat.sync_or(false), "phase 2: seat 1's true predicate");
+        assert_eq!(seat_sync_count(&seat, true), 2, "phase 0");
+        seat_sync(&seat); // phase 1
+        assert!(
+            seat_sync_or(&seat, false),
+            "phase 2: seat 1's true predicate"
+        );
         assert_eq!(other.join().unwrap(), (2, (), true));
-        seat.sync(); // phase 3, alone
+        seat_sync(&seat); // phase 3, alone
         assert_eq!(
-            seat.sync_count(true),
+            seat_sync_count(&seat, true),
             1,
             "phase 4: phase 0's counter, cleared"
         );
@@ -149,23 +188,23 @@ fn a_leaving_seat_clears_the_counter_of_the_phase_it_may_complete() {
             let block = block.clone();
             thread::spawn(move || {
                 let seat = block.seat(1);
-                assert_eq!(seat.sync_count(true), 2); // phase 0
-                seat.sync(); // phase 1
+                assert_eq!(seat_sync_count(&seat, true), 2); // phase 0
+                seat_sync(&seat); // phase 1
                 drop(seat); // leaves in phase 2
             })
         };
         let seat = block.seat(0);
-        assert_eq!(seat.sync_count(true), 2, "phase 0");
-        seat.sync(); // phase 1
+        assert_eq!(seat_sync_count(&seat, true), 2, "phase 0");
+        seat_sync(&seat); // phase 1
         assert_eq!(
-            seat.sync_count(true),
+            seat_sync_count(&seat, true),
             1,
             "phase 2: the leave counts no predicate"
         );
         other.join().unwrap();
-        seat.sync(); // phase 3, alone
+        seat_sync(&seat); // phase 3, alone
         assert_eq!(
-            seat.sync_count(true),
+            seat_sync_count(&seat, true),
             1,
             "phase 4: phase 0's counter, cleared"
         );
@@ -188,9 +227,9 @@ fn a_seat_of_a_poisoned_block_keeps_a_slow_readers_count() {
             let block = block.clone();
             thread::spawn(move || {
                 let seat = block.seat(0);
-                if let Ok(count) = catch_unwind(AssertUnwindSafe(|| seat.sync_count(true))) {
+                if let Ok(count) = catch_unwind(AssertUnwindSafe(|| seat_sync_count(&seat, true))) {
                     assert_eq!(count, 2, "the fast thread's phase 0");
-                    let again = catch_unwind(AssertUnwindSafe(|| seat.sync()));
+                    let again = catch_unwind(AssertUnwindSafe(|| seat_sync(&seat)));
                     assert!(again.is_err(), "phase 1 cannot complete without seat 1");
                 }
                 drop(seat); // normally: the panic was caught
@@ -200,7 +239,7 @@ fn a_seat_of_a_poisoned_block_keeps_a_slow_readers_count() {
             let block = block.clone();
             thread::spawn(move || {
                 let seat = block.seat(1);
-                if let Ok(count) = catch_unwind(AssertUnwindSafe(|| seat.sync_count(true))) {
+                if let Ok(count) = catch_unwind(AssertUnwindSafe(|| seat_sync_count(&seat, true))) {
                     assert_eq!(count, 2, "the slow thread's phase 0");
                 }
                 std::mem::forget(seat); // stays a member: phase 1 owes its arrival
