@@ -123,6 +123,7 @@ launch-panic-does-not-poison	src/launch.rs	block.barrier().poison();	let _ = blo
 seat-double-arrival-accepted	src/team/seat.rs	if s.phase() != last {	if s.phase() != last || !s.is_completing() {	team
 early-leave-not-folded	src/team/tree.rs	let op = if sums.arrivals == sums.drops {	let op = if false {	team
 rearm-blind-store	src/team/tree.rs	if prior.pending() > 1 {	if prior.pending() > 1 { return None; } if true { let (new, sums) = NodeWord(prior.0.wrapping_add(delta)).rearm(); self.word.store(new.0, Ordering::Relaxed); return Some(sums); } if false {	team_rearm
+attach-revives-a-completed-round	src/team/tree.rs	if self.is_empty() {	if self.members() == 0 {	team_join
 MUTANTS
 }
 

@@ -6,7 +6,9 @@
 //! joiner sees what the phase before published, and the counts end right.
 
 mod common;
-use common::{model, model_bounded, panic_message, quiet_expected_panics, word, Slots};
+use common::{
+    model, model_bounded, model_reaching, panic_message, quiet_expected_panics, word, Slots,
+};
 use loom::{
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -241,4 +243,141 @@ fn a_join_whose_look_straddles_a_completion_finds_the_team_full() {
             "Barrier { phase_parity: false, pending: 1, expected: 1, tx: 0, poisoned: false }"
         );
     });
+}
+
+/// Capacity 4, fan-in 2: leaf 0 holds ranks 0 and 1, leaf 1 (ranks 2 and 3)
+/// is empty, the root above both waits for leaf 0 alone. Rank 0 (seat Y,
+/// its own thread) takes part; the main thread joins rank 1 (seat X) in
+/// phase 0, before Y's thread starts, and drops it before its first
+/// arrival: its arrival and drop go to the word (phase 0), its leave
+/// (`(0, 0, leave)`) to leaf 0's round 1. Y arrives in phases 0 and 1,
+/// leaves from phase 2 on, and then joins again on its thread (seat Z).
+///
+/// The interleaving this is about: Y's phase-1 arrival lands at the leaf
+/// before X's leave, so X's leave completes the leaf's round 1 with Y's
+/// arrival as its sums (plain) and climbs: its `fetch_add` completes the
+/// root's round 1. Before the re-arm, Y's leave (the leaf's round 2, which
+/// it empties) climbs and folds into that completed round, taking the
+/// root's last member; then Z's join attaches: rank 1 is free from phase 1
+/// (X's leave counts in phase 0), so it revives the empty leaf 0 and finds
+/// the root completed and member-less (pending 0, no members, the round's
+/// sums in): not empty, so the member is counted in that round and the
+/// re-arm climbs with the sums (Y's arrival and drop) and keeps the node
+/// (`NodeWord::attach`). That takes two preemptions of the main thread
+/// (after X's word arrival, and between its `fetch_add` and its re-arm)
+/// and a pause of Y's thread between its phase-1 arrival and its leave:
+/// Y yields there, and loom runs a yielded thread again only once another
+/// has run, so the pause costs no preemption and the plain bound of 2
+/// reaches the interleaving (without the yield it takes a third
+/// preemption). Nothing outside the crate can see a node's word, so the
+/// model's named cases are the join's outcomes; that the attach lands on
+/// the completed round without members was checked by hand, counting it in
+/// a scratch copy of `Node::attach`, at bounds 2 and 3; with the attach
+/// taking that round for an empty node (a revival, its sums lost) the
+/// model deadlocks.
+///
+/// Whatever the order: a join after phase 1 completed (with Y's leave the
+/// team retired) panics; a join in phase 1 is in it (its first arrival
+/// there: phase 2 then owes it alone), phase 2 completes with it through
+/// its leaf, `missing()` names it alone in phase 3, and each phase
+/// completes once.
+#[test]
+fn a_join_attaches_to_a_completed_round_whose_members_all_left() {
+    quiet_expected_panics();
+    model_reaching(&["joined phase 1", "retired"], |reach| {
+        let (team, runs) = counted(1, 4, 2);
+        // Phase 0 owes rank 0, which has not arrived: the join is in it.
+        let x = team.join().expect("ranks 1-3 are free");
+        assert_eq!(x.rank(), 1);
+        let y = {
+            let (team, runs, reach) = (team.clone(), runs.clone(), reach.clone());
+            thread::spawn(move || {
+                let y = team.seat(0);
+                y.arrive_and_wait(); // phase 0 (with X's arrival on the word)
+                drop(y.arrive()); // phase 1
+                thread::yield_now(); // the main thread runs on (see above)
+                drop(y); // leaves from phase 2 on
+                match catch_unwind(AssertUnwindSafe(|| team.join())) {
+                    Ok(z) => {
+                        reach.case("joined phase 1");
+                        let z = z.expect("rank 1 is free from phase 1");
+                        assert_eq!(z.rank(), 1);
+                        assert!(odd_phase(&team), "joined phase 1");
+                        // Its first arrival, on the word: it completes
+                        // phase 1 or the root's climber does.
+                        z.arrive_and_wait();
+                        // Relaxed: every run happened-before this wait.
+                        assert_eq!(runs.load(Ordering::Relaxed), 2);
+                        assert_eq!(
+                            word(&team),
+                            "Barrier { phase_parity: false, pending: 1, expected: 1, tx: 0, poisoned: false }"
+                        );
+                        z.arrive_and_wait(); // phase 2, through leaf 0 and the root
+                                             // Relaxed: as above.
+                        assert_eq!(runs.load(Ordering::Relaxed), 3);
+                        assert_eq!(team.missing(), [1]);
+                        assert_eq!(
+                            word(&team),
+                            "Barrier { phase_parity: true, pending: 1, expected: 1, tx: 0, poisoned: false }"
+                        );
+                        drop(z); // leaves from phase 3 on: the team retires
+                        true
+                    }
+                    Err(payload) => {
+                        reach.case("retired");
+                        let message = panic_message(&*payload);
+                        assert!(message.contains("the barrier is retired"), "{message}");
+                        false
+                    }
+                }
+            })
+        };
+        drop(x); // before its first arrival
+        let joined = y.join().unwrap();
+        // Relaxed: every run happened-before the join of Y's thread. Phases
+        // 0-3 if Z joined (Y's leave then counted in phase 1); else phases
+        // 0 and 1, and phase 2 too if Y's leave came after phase 1
+        // completed (its arrival and drop there retire the team).
+        let runs = runs.load(Ordering::Relaxed);
+        assert!(
+            if joined {
+                runs == 4
+            } else {
+                (2..=3).contains(&runs)
+            },
+            "{runs} runs"
+        );
+        assert_eq!(team.missing(), [] as [usize; 0]);
+        // Retired in the phase after the last one that ran.
+        assert_eq!(
+            word(&team),
+            format!(
+                "Barrier {{ phase_parity: {}, pending: 0, expected: 0, tx: 0, poisoned: false }}",
+                runs % 2 == 1
+            )
+        );
+    });
+}
+
+/// A team counting its completions.
+fn counted(
+    seats: usize,
+    capacity: usize,
+    fan_in: usize,
+) -> (Arc<Team<impl mbarrier::Completion>>, Arc<AtomicUsize>) {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let team = {
+        let runs = runs.clone();
+        Team::with_completion_and_capacity_and_shape(
+            seats,
+            capacity,
+            move || {
+                // Relaxed: the completions are ordered by the team.
+                runs.fetch_add(1, Ordering::Relaxed);
+            },
+            fan_in,
+            0,
+        )
+    };
+    (Arc::new(team), runs)
 }
