@@ -437,6 +437,90 @@ fn missing_and_progress_are_exact_at_quiescence() {
     }
 }
 
+/// A seat that arrives in the completion window of phase 0 waits for phase
+/// 1 inside its arrival; a flat seat has published its entry for phase 1
+/// by then (before the word's RMW found the word completing). The progress
+/// in `Debug`, read while the completion function holds the window open,
+/// must still be phase 0's: three arrived of three (rank 2's leave is its
+/// arrival there), the waiting seat's entry read as what it is, its
+/// arrival in phase 0 and one on its way.
+#[test]
+fn progress_is_the_completing_phases_while_a_seat_waits_in_the_window() {
+    for flat in [usize::MAX, 0] {
+        let inside = AtomicBool::new(false);
+        let arriving = AtomicBool::new(false);
+        let release = AtomicBool::new(false);
+        let team = Team::with_completion_and_capacity_and_shape(
+            3,
+            3,
+            || {
+                if inside.swap(true, Ordering::AcqRel) {
+                    return;
+                }
+                while !release.load(Ordering::Acquire) {
+                    thread::yield_now();
+                }
+            },
+            2,
+            flat,
+        );
+        let what = if flat == 0 { "fan-in 2" } else { "flat" };
+        let (first, second, third) = (team.seat(0), team.seat(1), team.seat(2));
+        drop(third); // its leave is its arrival in phase 0
+        drop(first.arrive());
+        assert_eq!(team_progress(&team), (2, 3), "{what}");
+        watchdog(
+            30,
+            || format!("{what}: {team:?}"),
+            || {
+                thread::scope(|s| {
+                    let (team, inside, arriving, release) = (&team, &inside, &arriving, &release);
+                    // Seat 1 completes phase 0 and runs the completion.
+                    let completer = s.spawn(move || {
+                        drop(second.arrive());
+                        second
+                    });
+                    let early = s.spawn(move || {
+                        while !inside.load(Ordering::Acquire) {
+                            thread::yield_now();
+                        }
+                        arriving.store(true, Ordering::Release);
+                        let token = first.arrive(); // phase 1's, once the window ends
+                        (first, token)
+                    });
+                    while !arriving.load(Ordering::Acquire) {
+                        thread::yield_now();
+                    }
+                    // The window is held open a while, so that the early
+                    // arrival gets into it; its entry shows at once if it
+                    // is misread.
+                    let start = std::time::Instant::now();
+                    let mut seen = Vec::new();
+                    while start.elapsed() < Duration::from_millis(100) && seen.is_empty() {
+                        let (progress, missing) = (team_progress(team), team.missing());
+                        if (progress, missing.as_slice()) != ((3, 3), &[]) {
+                            seen.push((progress, missing, format!("{team:?}")));
+                        }
+                        thread::yield_now();
+                    }
+                    release.store(true, Ordering::Release);
+                    assert_eq!(seen, [], "{what}: inside the window");
+                    let second = completer.join().unwrap();
+                    let (first, token) = early.join().unwrap();
+                    // Its arrival counted in phase 1, which waits for seat 1.
+                    assert!(team.phase_parity(), "{what}");
+                    assert!(!team.try_wait(&token), "{what}");
+                    assert_eq!(team.missing(), [1], "{what}");
+                    assert_eq!(team_progress(team), (1, 2), "{what}");
+                    drop(second.arrive());
+                    assert!(team.try_wait(&token), "{what}");
+                    drop((first, second));
+                });
+            },
+        );
+    }
+}
+
 /// Every seat syncs at this one call site (the `diagnostics` feature
 /// checks that a phase's syncs come from one).
 fn sync(seat: &mbarrier::BlockSeat<'_>) {

@@ -1,7 +1,8 @@
 //! `Team::join` (team.rs, team/ranks.rs): a join racing the arrival that
 //! completes the phase, racing a leave at the same node, reviving an empty
-//! subtree while a leave climbs past it, and landing in the completion
-//! window. Wherever the join lands, the joined seat is owed in the phase it
+//! subtree while a leave climbs past it, landing in the completion
+//! window, and reading the table beside a flat seat's refused double
+//! arrival. Wherever the join lands, the joined seat is owed in the phase it
 //! joined (the others wait for it), its rank is one that is free then, the
 //! joiner sees what the phase before published, and the counts end right.
 
@@ -380,4 +381,44 @@ fn counted(
         )
     };
     (Arc::new(team), runs)
+}
+
+/// A flat seat's arrival publishes its entry before the word's RMW decides
+/// (`Seat::arrive_flat`); refused as a double arrival, it puts the entry
+/// back. Meanwhile the table holds the entry of a phase that starts two
+/// after the running one: a join that reads it then must still find the
+/// team full. Phase 0 is held open by a tx count; rank 1 arrived in it and
+/// left from phase 1 on, so its rank is free from phase 2 only.
+#[test]
+fn a_join_beside_a_refused_flat_double_arrival_finds_the_team_full() {
+    quiet_expected_panics();
+    model(|| {
+        let team = Arc::new(Team::with_capacity(2, 2));
+        let (first, second) = (team.seat(0), team.seat(1));
+        team.expect_tx(1);
+        drop(first.arrive());
+        drop(second.arrive());
+        drop(second); // leaves from phase 1 on
+        let joiner = {
+            let team = team.clone();
+            thread::spawn(move || {
+                assert!(team.join().is_none(), "rank 1 is free from phase 2 only");
+            })
+        };
+        let again = catch_unwind(AssertUnwindSafe(|| drop(first.arrive())));
+        let message = panic_message(&*again.unwrap_err());
+        assert!(
+            message.contains("seat 0 already arrived in phase 0"),
+            "{message}"
+        );
+        joiner.join().unwrap();
+        assert_eq!(team.missing(), [] as [usize; 0]);
+        team.complete_tx(1); // phase 0 completes
+        assert_eq!(team.missing(), [0]);
+        std::mem::forget(first);
+        assert_eq!(
+            word(&team),
+            "Barrier { phase_parity: true, pending: 1, expected: 1, tx: 0, poisoned: false }"
+        );
+    });
 }
