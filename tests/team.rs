@@ -7,7 +7,8 @@
 mod common;
 
 use common::{mix, panic_of, scaled, watchdog};
-use mbarrier::{Barrier, Team};
+use mbarrier::{Barrier, Seat, Team};
+use std::sync::{Mutex, OnceLock};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
@@ -650,6 +651,122 @@ fn a_panicking_completion_poisons_the_team() {
         .iter()
         .filter(|m| *m != "boom")
         .all(|m| m.starts_with("mbarrier: barrier poisoned: completion panicked in phase 3")));
+}
+
+type OwnSeat = Seat<'static, fn()>;
+
+/// A team whose completion function (a `fn`, so that it can name the team
+/// through a static) makes its seat 0 arrive again, and records what that
+/// did: the panic messages, and the team's `Debug` and `missing()` before
+/// and after, inside the function.
+struct OwnCompletion {
+    team: OnceLock<Team<fn()>>,
+    seat: Mutex<Option<OwnSeat>>,
+    seen: Mutex<Option<OwnSeen>>,
+}
+
+#[derive(Debug)]
+struct OwnSeen {
+    messages: Vec<String>,
+    before: (String, Vec<usize>),
+    after: (String, Vec<usize>),
+}
+
+impl OwnCompletion {
+    const fn new() -> OwnCompletion {
+        OwnCompletion {
+            team: OnceLock::new(),
+            seat: Mutex::new(None),
+            seen: Mutex::new(None),
+        }
+    }
+
+    /// The completion function: only while the test has put seat 0 here.
+    fn inside(&'static self) {
+        let seat = self.seat.lock().unwrap();
+        let (Some(team), Some(seat)) = (self.team.get(), seat.as_ref()) else {
+            return;
+        };
+        let look = || (format!("{team:?}"), team.missing());
+        let before = look();
+        let messages = vec![
+            panic_of(|| drop(seat.arrive())),
+            panic_of(|| seat.arrive_and_wait().is_leader()),
+            panic_of(|| drop(seat.arrive_and_wait_async())),
+        ];
+        let after = look();
+        *self.seen.lock().unwrap() = Some(OwnSeen {
+            messages,
+            before,
+            after,
+        });
+    }
+
+    /// Phase 0 with seats 0 and 1, completed by seat 1 with seat 0 in the
+    /// completion function's hands; then phase 1 must owe both seats.
+    fn check(&'static self, make: fn() -> Team<fn()>, what: &str) {
+        let team = self.team.get_or_init(make);
+        let (first, second) = (team.seat(0), team.seat(1));
+        drop(first.arrive());
+        *self.seat.lock().unwrap() = Some(first);
+        drop(second.arrive()); // completes phase 0: the completion runs here
+        let first = self.seat.lock().unwrap().take().unwrap();
+        let seen = self
+            .seen
+            .lock()
+            .unwrap()
+            .take()
+            .expect("the completion ran");
+        for (message, op) in
+            seen.messages
+                .iter()
+                .zip(["arrive()", "arrive_and_wait()", "arrive_and_wait_async()"])
+        {
+            assert_eq!(
+                message,
+                &format!("mbarrier: Seat::{op}: called inside this barrier's own completion function, where it would deadlock"),
+                "{what}"
+            );
+        }
+        assert_eq!(seen.after, seen.before, "{what}");
+        assert!(!team.is_poisoned(), "{what}");
+        // The refused arrivals left no trace: phase 1 owes both seats.
+        assert!(team.phase_parity(), "{what}");
+        assert_eq!(team.missing(), [0, 1], "{what}");
+        assert!(
+            format!("{team:?}").starts_with("Team { arrived: 0, expected: 2,"),
+            "{what}: {team:?}"
+        );
+        drop(first.arrive());
+        assert_eq!(team.missing(), [1], "{what}");
+        let token = second.arrive();
+        assert!(team.try_wait(&token), "{what}");
+        drop((first, second));
+    }
+}
+
+static OWN_FLAT: OwnCompletion = OwnCompletion::new();
+static OWN_TREE: OwnCompletion = OwnCompletion::new();
+
+fn own_flat() {
+    OWN_FLAT.inside();
+}
+
+fn own_tree() {
+    OWN_TREE.inside();
+}
+
+/// A flat seat publishes its entry before the word's RMW, which finds the
+/// word completing; inside the team's own completion function that RMW's
+/// wait refuses the arrival, and the entry must be put back as after any
+/// refusal (the tree's seats check before they publish).
+#[test]
+fn a_seat_arriving_inside_its_teams_own_completion_panics_and_changes_nothing() {
+    OWN_FLAT.check(|| Team::with_completion(2, own_flat as fn()), "flat");
+    OWN_TREE.check(
+        || Team::with_completion_and_shape(2, own_tree as fn(), 2, 0),
+        "fan-in 2",
+    );
 }
 
 #[test]

@@ -339,6 +339,11 @@ impl<F: Completion> Seat<'_, F> {
     /// The entry is published before the RMW, as for every arrival
     /// (team/ranks.rs); a refused arrival puts the seat's previous entry
     /// back before it panics, so that nothing it changed stays changed.
+    /// Until then the table holds an entry two phases ahead of the word's
+    /// (team/ranks.rs, "Reading the table", reads it right). The refusal
+    /// inside the team's own completion function is a panic out of the
+    /// RMW's wait for the next phase, so the entry goes back as that
+    /// unwinds ([`Unpublish`]).
     ///
     /// [`Op::SeatArrival`]: crate::op::Op::SeatArrival
     #[track_caller]
@@ -347,22 +352,23 @@ impl<F: Completion> Seat<'_, F> {
         let barrier = &self.team.barrier;
         let wide = self.last.get().wrapping_add(1);
         let phase = wide_phase(wide);
-        // Relaxed: this seat's own entry, which only this thread writes.
-        let before = self.entry.map(|e| e.load(Ordering::Relaxed));
+        let unpublish = Unpublish {
+            barrier,
+            // Relaxed: this seat's own entry, which only this thread writes.
+            entry: self.entry.map(|e| (e, e.load(Ordering::Relaxed))),
+        };
         loop {
             self.publish(Entry::new(super::PART, wide.wrapping_add(1)));
             let misuse = match barrier.try_arrive_combined(call.seat_arrival(phase)) {
                 Ok(arrived) => {
+                    std::mem::forget(unpublish);
                     self.last.set(wide);
                     stages::mark(Mark::Rooted);
                     return arrived;
                 }
                 Err(misuse) => misuse,
             };
-            if let (Some(entry), Some(before)) = (self.entry, before) {
-                // Relaxed: as `publish`; nothing was counted.
-                entry.store(before, Ordering::Relaxed);
-            }
+            unpublish.restore();
             match misuse {
                 Misuse::OtherPhase(s) => {
                     // The RMW refused on the word its load found, which may
@@ -452,6 +458,36 @@ impl<F: Completion> Seat<'_, F> {
             (c.arrivals, c.drops, round) = (0, 0, round.next());
         }
         let _ = self.contribute(round, c, call, quiet);
+    }
+}
+
+/// A flat seat's entry as it was before its arrival published the next
+/// one: put back by a refused arrival ([`restore`](Unpublish::restore)),
+/// and by the drop of an arrival that unwinds inside the team's own
+/// completion function. That unwinding is the refusal of
+/// `Barrier::wait_for_next_phase`: this thread's own completion holds the
+/// word completing, so the RMW counted nothing. Any other unwinding out of
+/// the RMW is a completion function that this arrival ran, after it
+/// counted: its entry stays. A counted arrival forgets the guard.
+struct Unpublish<'a, F: Completion> {
+    barrier: &'a Barrier<F>,
+    entry: Option<(&'a AtomicU64, u64)>,
+}
+
+impl<F: Completion> Unpublish<'_, F> {
+    fn restore(&self) {
+        if let Some((entry, before)) = self.entry {
+            // Relaxed: as `Seat::publish`; nothing was counted.
+            entry.store(before, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<F: Completion> Drop for Unpublish<'_, F> {
+    fn drop(&mut self) {
+        if self.barrier.in_own_completion() {
+            self.restore();
+        }
     }
 }
 
