@@ -36,8 +36,9 @@
 //! word had moved on to phase `k`, and phase `k` cannot complete without this
 //! thread's arrival; a seat-less thread's own load cannot see an older value
 //! (coherence), and a seat's record says that its last arrival was in phase
-//! `k - 1`. (The seat's arrival still loads the word, `Acquire`, in
-//! `Seat::enter`: that load orders its tree node, not the counters.) A seat
+//! `k - 1`. (A tree's seat still loads the word, `Acquire`, in
+//! `Seat::enter`: that load orders its tree node, not the counters; a flat
+//! team's seat reads the word only with its arrival's RMW.) A seat
 //! whose last wait did not return saw the block poisoned, for good, so its
 //! arrival panics; its add, if any, goes to the counter of phase `m + 1`,
 //! `m` the phase that never completes: nobody reads phase `m + 1`, and the

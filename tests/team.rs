@@ -8,8 +8,8 @@ mod common;
 
 use common::{mix, panic_of, scaled, watchdog};
 use mbarrier::{Barrier, Seat, Team};
-use std::sync::{Mutex, OnceLock};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::thread;
 use std::time::Duration;
 
@@ -398,10 +398,11 @@ fn a_double_arrival_panics_and_changes_nothing() {
         let before = format!("{team:?}");
         let missing = team.missing();
         assert_eq!(missing, [0, 1, 3, 4], "{what}");
-        for op in 0..3 {
+        for op in 0..4 {
             let message = panic_of(|| match op {
                 0 => drop(seats[2].arrive()),
                 1 => drop(seats[2].arrive_and_wait()),
+                2 => drop(seats[2].arrive_and_wait_async()),
                 _ => drop(seats[2].arrive_tx(5)),
             });
             assert!(
@@ -426,6 +427,37 @@ fn a_double_arrival_panics_and_changes_nothing() {
         drop(seats[2].arrive());
         assert!(team.phase_parity(), "{what}");
         assert_eq!(team.missing(), [0, 1, 3, 4], "{what}: phase 1");
+    }
+}
+
+/// An arrival on a poisoned team panics with the poisoned message and
+/// changes nothing: not the word, nor the seat's entry in the rank table
+/// (a flat seat stores it before the word's RMW refuses, and puts it back).
+#[test]
+fn an_arrival_on_a_poisoned_team_panics_and_changes_nothing() {
+    for (what, team) in shapes(3) {
+        let seats: Vec<_> = team.seats().collect();
+        drop(seats[1].arrive());
+        team.poison();
+        let before = (format!("{team:?}"), team.missing());
+        assert_eq!(before.1, [0, 2], "{what}");
+        for (rank, seat) in seats.iter().enumerate() {
+            for op in 0..4 {
+                let message = panic_of(|| match op {
+                    0 => drop(seat.arrive()),
+                    1 => drop(seat.arrive_and_wait()),
+                    2 => drop(seat.arrive_and_wait_async()),
+                    _ => drop(seat.arrive_tx(1)),
+                });
+                assert!(
+                    message.starts_with("mbarrier: barrier poisoned by poison() (seen by Seat::"),
+                    "{what}: rank {rank}: {message}"
+                );
+                assert_eq!((format!("{team:?}"), team.missing()), before, "{what}");
+            }
+        }
+        drop(seats); // quietly: a drop does nothing on a poisoned team
+        assert_eq!((format!("{team:?}"), team.missing()), before, "{what}");
     }
 }
 

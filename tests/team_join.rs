@@ -132,6 +132,89 @@ fn a_join_makes_the_current_phase_wait_for_the_joined_seat() {
     }
 }
 
+/// The word's part of a team's `Debug`.
+fn word_of<F: mbarrier::Completion>(team: &Team<F>) -> String {
+    let debug = format!("{team:?}");
+    let at = debug.find("barrier: ").expect("a barrier field");
+    debug[at..].to_owned()
+}
+
+/// A team of capacity 2 is flat (its seats arrive on the word, each with
+/// the one RMW that checks its phase); step by step through joins, a
+/// joined seat's first arrival, a leave and a rejoin of the same rank, and
+/// a joined seat that leaves before it arrived, it answers as the tree
+/// does: the joined seat's first arrival lands in the phase it joined (the
+/// flat team's word says so at each step).
+#[test]
+fn joins_on_a_flat_team_answer_as_on_a_tree() {
+    for (what, team) in shapes(1, 2) {
+        let team_is_flat = format!("{team:?}").contains("nodes: 0");
+        let word = |parity: bool, pending: usize, expected: usize| {
+            format!("barrier: Barrier {{ phase_parity: {parity}, pending: {pending}, expected: {expected}, tx: 0, poisoned: false }} }}")
+        };
+        let step = |step: &str, missing: &[usize], progress: (usize, usize), w: String| {
+            assert_eq!(team.missing(), missing, "{what}: {step}");
+            assert_eq!(team_progress(&team), progress, "{what}: {step}");
+            // A tree's word sees its seats' arrivals only as the root's.
+            if team_is_flat {
+                assert_eq!(word_of(&team), w, "{what}: {step}");
+            }
+        };
+        let first = team.seat(0);
+        step("new", &[0], (0, 1), word(false, 1, 1));
+        let token = first.arrive();
+        assert!(team.try_wait(&token), "{what}: phase 0 alone");
+        step("phase 1", &[0], (0, 1), word(true, 1, 1));
+        let joined = team
+            .join()
+            .unwrap_or_else(|| panic!("{what}: rank 1 is free"));
+        assert_eq!(joined.rank(), 1, "{what}");
+        assert!(team.join().is_none(), "{what}: full");
+        step("joined phase 1", &[0, 1], (0, 2), word(true, 2, 2));
+        // Its first arrival is phase 1's (its last is phase 0, which it
+        // never took part in).
+        let early = joined.arrive();
+        step("joined arrived", &[0], (1, 2), word(true, 1, 2));
+        assert!(!team.try_wait(&early), "{what}: phase 1 owes rank 0");
+        assert!(
+            panic_of(|| drop(joined.arrive()))
+                .contains("seat 1 already arrived in phase 1 (mod 4), which has not completed"),
+            "{what}"
+        );
+        step("refused", &[0], (1, 2), word(true, 1, 2));
+        drop(first.arrive());
+        assert!(team.try_wait(&early), "{what}");
+        step("phase 2", &[0, 1], (0, 2), word(false, 2, 2));
+        // A leave is its arrival in phase 2: rank 1 is free from phase 3.
+        joined.arrive_and_drop();
+        step("left", &[0], (1, 2), word(false, 1, 1));
+        assert!(team.join().is_none(), "{what}: rank 1 counts in phase 2");
+        drop(first.arrive());
+        step("phase 3", &[0], (0, 1), word(true, 1, 1));
+        let again = team
+            .join()
+            .unwrap_or_else(|| panic!("{what}: rank 1 is free again"));
+        assert_eq!(again.rank(), 1, "{what}");
+        step("rejoined phase 3", &[0, 1], (0, 2), word(true, 2, 2));
+        drop(first.arrive());
+        step("rank 0 arrived", &[1], (1, 2), word(true, 1, 2));
+        // Leaving before its first arrival: that arrival and its drop.
+        drop(again);
+        step("phase 4", &[0], (0, 1), word(false, 1, 1));
+        let last = team
+            .join()
+            .unwrap_or_else(|| panic!("{what}: rank 1 is free"));
+        drop(last.arrive());
+        step(
+            "joined phase 4 and arrived",
+            &[0],
+            (1, 2),
+            word(false, 1, 2),
+        );
+        drop((first, last));
+    }
+}
+
 #[test]
 fn a_joined_seat_arrives_with_the_others_across_threads() {
     for (what, team) in shapes(3, 16) {
@@ -169,10 +252,18 @@ fn a_joined_seat_arrives_with_the_others_across_threads() {
 
 #[test]
 fn a_join_in_the_completion_window_waits_and_joins_the_next_phase() {
+    // Capacity 2 is flat: the joined seat's first arrival is its RMW of
+    // the word, for the phase it joined; capacity 4 has a leaf.
+    for capacity in [2, 4] {
+        join_in_the_completion_window(capacity);
+    }
+}
+
+fn join_in_the_completion_window(capacity: usize) {
     let inside = AtomicBool::new(false);
     let joiner_called = AtomicBool::new(false);
     let finished = AtomicBool::new(false);
-    let team = Team::with_completion_and_capacity(1, 4, || {
+    let team = Team::with_completion_and_capacity(1, capacity, || {
         if inside.swap(true, Ordering::AcqRel) {
             return;
         }

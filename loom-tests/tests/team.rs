@@ -446,3 +446,53 @@ fn double_arrival_races_the_phase(flat: usize) {
         std::mem::forget(seat);
     });
 }
+
+/// A flat seat whose phase completed on another thread, learned of through
+/// a `Relaxed` flag (nothing orders its next look at the word after the
+/// completion): its next arrival is the next phase's, never a double
+/// arrival. Its seed load may still return its own last arrival's word,
+/// which the word's RMW refuses; only the latest word (`Barrier::latest`)
+/// decides, and it shows the completion.
+#[test]
+fn a_flat_seat_that_learned_of_the_completion_relaxed_arrives_in_the_next_phase() {
+    learned_of_the_completion_relaxed(usize::MAX);
+}
+
+/// The same through the tree, where `Seat::enter`'s load is the stale one.
+#[test]
+fn a_tree_seat_that_learned_of_the_completion_relaxed_arrives_in_the_next_phase() {
+    learned_of_the_completion_relaxed(0);
+}
+
+fn learned_of_the_completion_relaxed(flat: usize) {
+    model(move || {
+        let team = Arc::new(Team::with_shape(2, 2, flat));
+        let done = Arc::new(AtomicBool::new(false));
+        let seat = team.seat(0);
+        drop(seat.arrive());
+        let other = {
+            let (team, done) = (team.clone(), done.clone());
+            thread::spawn(move || {
+                let seat = team.seat(1);
+                drop(seat.arrive()); // completes phase 0
+                                     // Relaxed: the point of the model; no happens-before.
+                done.store(true, Ordering::Relaxed);
+                std::mem::forget(seat);
+            })
+        };
+        // Relaxed: as above.
+        while !done.load(Ordering::Relaxed) {
+            thread::yield_now();
+        }
+        drop(seat.arrive()); // phase 1's
+        other.join().unwrap();
+        // Seat 0's arrival in phase 1 is on the word if flat, in the tree's
+        // node otherwise.
+        let pending = if flat > 0 { 1 } else { 2 };
+        assert_eq!(
+            word(&team),
+            format!("Barrier {{ phase_parity: true, pending: {pending}, expected: 2, tx: 0, poisoned: false }}")
+        );
+        std::mem::forget(seat);
+    });
+}
