@@ -8,7 +8,8 @@
 
 mod common;
 use common::{
-    model, model_bounded, model_reaching, panic_message, quiet_expected_panics, word, Slots,
+    counted, model, model_bounded, model_reaching, panic_message, quiet_expected_panics, word,
+    Slots,
 };
 use loom::{
     sync::{
@@ -358,29 +359,6 @@ fn a_join_attaches_to_a_completed_round_whose_members_all_left() {
             )
         );
     });
-}
-
-/// A team counting its completions.
-fn counted(
-    seats: usize,
-    capacity: usize,
-    fan_in: usize,
-) -> (Arc<Team<impl mbarrier::Completion>>, Arc<AtomicUsize>) {
-    let runs = Arc::new(AtomicUsize::new(0));
-    let team = {
-        let runs = runs.clone();
-        Team::with_completion_and_capacity_and_shape(
-            seats,
-            capacity,
-            move || {
-                // Relaxed: the completions are ordered by the team.
-                runs.fetch_add(1, Ordering::Relaxed);
-            },
-            fan_in,
-            0,
-        )
-    };
-    (Arc::new(team), runs)
 }
 
 /// A flat seat's arrival publishes its entry before the word's RMW decides

@@ -5,38 +5,11 @@
 //! in, and every phase completes exactly once with the right counts.
 
 mod common;
-use common::{model, word, Slots};
+use common::{counted, model, word, Slots};
 use loom::{
-    sync::{
-        atomic::{AtomicUsize, Ordering},
-        Arc,
-    },
+    sync::{atomic::Ordering, Arc},
     thread,
 };
-use mbarrier::Team;
-
-/// A team counting its completions.
-fn counted(
-    seats: usize,
-    capacity: usize,
-    fan_in: usize,
-) -> (Arc<Team<impl mbarrier::Completion>>, Arc<AtomicUsize>) {
-    let runs = Arc::new(AtomicUsize::new(0));
-    let team = {
-        let runs = runs.clone();
-        Team::with_completion_and_capacity_and_shape(
-            seats,
-            capacity,
-            move || {
-                // Relaxed: the completions are ordered by the team.
-                runs.fetch_add(1, Ordering::Relaxed);
-            },
-            fan_in,
-            0,
-        )
-    };
-    (Arc::new(team), runs)
-}
 
 /// Capacity 6, fan-in 2: leaves {0, 1} {2, 3} {4, 5}, inner nodes
 /// {leaf 0, leaf 1} and {leaf 2}, the root above both. Ranks 1-3 leave at

@@ -218,3 +218,30 @@ pub fn word<F>(team: &mbarrier::Team<F>) -> String {
     let end = start + debug[start..].find('}').expect("the barrier's Debug ends") + 1;
     debug[start..end].to_string()
 }
+
+/// A team of `seats` seats of `capacity`, fan-in `fan_in`, never flat,
+/// counting its completions.
+pub fn counted(
+    seats: usize,
+    capacity: usize,
+    fan_in: usize,
+) -> (
+    loom::sync::Arc<mbarrier::Team<impl mbarrier::Completion>>,
+    loom::sync::Arc<loom::sync::atomic::AtomicUsize>,
+) {
+    let runs = loom::sync::Arc::new(loom::sync::atomic::AtomicUsize::new(0));
+    let team = {
+        let runs = runs.clone();
+        mbarrier::Team::with_completion_and_capacity_and_shape(
+            seats,
+            capacity,
+            move || {
+                // Relaxed: the completions are ordered by the team.
+                runs.fetch_add(1, loom::sync::atomic::Ordering::Relaxed);
+            },
+            fan_in,
+            0,
+        )
+    };
+    (loom::sync::Arc::new(team), runs)
+}
