@@ -5,7 +5,7 @@
 //! of its mask, so a third lane multiplies the schedules beyond the budget.
 
 mod common;
-use common::{model, model_bounded, Slots};
+use common::{model_bounded, Slots};
 use loom::{sync::Arc, thread};
 use mbarrier::WarpBarrier;
 

@@ -334,7 +334,10 @@ impl<F: Completion> Seat<'_, F> {
     /// seat's last phase, poisoned or retired, and waits out a completion
     /// window as every arrival does. No load of the word before the RMW: on
     /// a contended line that load is a miss of its own, and the RMW's
-    /// ownership a second one.
+    /// ownership a second one. Nor does the RMW need one's `Acquire`: a tree
+    /// seat's entry read orders its node RMW after the node's re-arm
+    /// (team.rs, memory ordering, point 3); a flat seat touches no node, and
+    /// the word's RMW carries the orderings of every arrival (state.rs).
     ///
     /// The entry is published before the RMW, as for every arrival
     /// (team/ranks.rs); a refused arrival puts the seat's previous entry
