@@ -16,6 +16,12 @@
 //! `Barrier` (tokens, parity, tx, completion, `is_leader`, poisoning,
 //! retirement) stays on the word, and `Seat::arrive` never waits for another
 //! thread (except in a completion window, as `Barrier::arrive`).
+//! The word's RMW that completes a phase is its release too: waiters
+//! released through lines of their own (one per leaf or per seat, stored
+//! by the completer after that RMW) were slower at every thread count,
+//! since such a store is one more transfer on every episode's path, after
+//! the RMW rather than instead of it (benches/RESULTS.md, "Release lines,
+//! and the table again").
 //!
 //! A team of at most `flat` seats has no tree: its seats arrive on the word
 //! directly (one seat, one arrival). A flat seat's plain arrival is the one
