@@ -56,11 +56,11 @@
 //! the one value in `M - 2 ..= M + 1` that is `P` modulo 4 (with no rank
 //! taking part, `M` is the last leave's phase, `P - 1 ..= P`: a team whose
 //! every participant left is retired once that phase completes). An entry
-//! of `P + 2` reads right for the rest too: its seat arrived in `P`. [`Team::join`] reads it that way after its `Acquire`
-//! RMW of the word (its first look, before the RMW, may straddle a
-//! completion, and only refuses); `missing()` and `Debug` read it the
-//! same way after an `Acquire` load (a snapshot: exact while nobody
-//! arrives).
+//! of `P + 2` reads right for the rest too: its seat arrived in `P`.
+//! [`Team::join`] reads it that way after its `Acquire` RMW of the word
+//! (its first look, before the RMW, may straddle a completion, and only
+//! refuses); `missing()` and `Debug` read it the same way after an
+//! `Acquire` load (a snapshot: exact while nobody arrives).
 
 use super::seat::wide_phase;
 use super::*;
