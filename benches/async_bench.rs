@@ -33,17 +33,17 @@ const TASKS: [usize; 3] = [4, 16, 64];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
-    Mbarrier,
+    Syncthreads,
     Tokio,
     AsyncLock,
 }
 
-const KINDS: [Kind; 3] = [Kind::Mbarrier, Kind::Tokio, Kind::AsyncLock];
+const KINDS: [Kind; 3] = [Kind::Syncthreads, Kind::Tokio, Kind::AsyncLock];
 
 impl Kind {
     fn name(self) -> &'static str {
         match self {
-            Kind::Mbarrier => "mbarrier `arrive_and_wait_async`",
+            Kind::Syncthreads => "Barrier `arrive_and_wait_async`",
             Kind::Tokio => "`tokio::sync::Barrier`",
             Kind::AsyncLock => "`async_lock::Barrier`",
         }
@@ -52,7 +52,7 @@ impl Kind {
 
 /// One barrier of any of the three kinds.
 enum AnyBarrier {
-    Mbarrier(mbarrier::Barrier),
+    Syncthreads(barrier::Barrier),
     Tokio(tokio::sync::Barrier),
     AsyncLock(async_lock::Barrier),
 }
@@ -60,7 +60,7 @@ enum AnyBarrier {
 impl AnyBarrier {
     fn new(kind: Kind, n: usize) -> Arc<AnyBarrier> {
         Arc::new(match kind {
-            Kind::Mbarrier => AnyBarrier::Mbarrier(mbarrier::Barrier::new(n)),
+            Kind::Syncthreads => AnyBarrier::Syncthreads(barrier::Barrier::new(n)),
             Kind::Tokio => AnyBarrier::Tokio(tokio::sync::Barrier::new(n)),
             Kind::AsyncLock => AnyBarrier::AsyncLock(async_lock::Barrier::new(n)),
         })
@@ -69,7 +69,7 @@ impl AnyBarrier {
     /// Arrive and wait; whether this was the completing arrival.
     async fn wait(&self) -> bool {
         match self {
-            AnyBarrier::Mbarrier(b) => b.arrive_and_wait_async().await.is_leader(),
+            AnyBarrier::Syncthreads(b) => b.arrive_and_wait_async().await.is_leader(),
             AnyBarrier::Tokio(b) => b.wait().await.is_leader(),
             AnyBarrier::AsyncLock(b) => b.wait().await.is_leader(),
         }
@@ -135,7 +135,7 @@ fn main() -> ExitCode {
     println!("| tasks | barrier | episodes/s (median) | spread (min–max) | vs tokio |");
     println!("|---:|---|---:|---:|---:|");
     for n in TASKS {
-        // About 100-300 ms per run on 16 cores for mbarrier.
+        // About 100-300 ms per run on 16 cores for barrier.
         let episodes = if options.quick {
             200
         } else {

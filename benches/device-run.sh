@@ -12,7 +12,7 @@
 #
 # Writes one markdown file per part to $OUT (default device/out):
 #   machine.md            nproc, lscpu, kernel, the binaries' provenance, total time
-#   a-latency.md          episode latency at T = 2,4,8,16: mbarrier (default and
+#   a-latency.md          episode latency at T = 2,4,8,16: barrier (default and
 #                         classic policy), team, launch+Block, std, hurdles,
 #                         dissemination; the C++ peers spin_dissemination,
 #                         omp_barrier, std_barrier at the same T; fuzzy, wake,
@@ -27,7 +27,7 @@
 #   f-stats.md            wait-stage statistics of the slow modes (needs a
 #                         bench_table built with --features bench)
 #   h-small-teams.md      T = 2,4,8,16, unpinned and pinned, 3 interleaved passes:
-#                         mbarrier, Team (default and other shapes), launch+Block,
+#                         syncthreads, Team (default and other shapes), launch+Block,
 #                         both without the per-rank table, beside spin_dissemination
 #                         and omp_barrier; a capacity-64 Team beside Team::new(16)
 #   progress.log          what ran when, and every stderr line
@@ -199,7 +199,7 @@ header() { # header FILE TITLE TEXT
 if want a; then
 header a-latency "Episode latency, threads <= cores" \
     "bench_table at each T, then the C++ peers at the same T; then the fuzzy, wake, pipeline and single-thread sections."
-KA=$(pick mbarrier classic no-backoff team team-f2 team-f8 team-f16 team-flat block std hurdles dissemination)
+KA=$(pick barrier classic no-backoff team team-f2 team-f8 team-f16 team-flat block std hurdles dissemination)
 for t in $A_T; do
     step a-latency md 120 $BT --threads "$t" --only "$KA" --sections episode --rounds $ROUNDS --budget-ms $BUDGET
     for peer in spin_dissemination omp_barrier std_barrier; do
@@ -215,7 +215,7 @@ fi
 # ---- (b) oversubscribed -------------------------------------------------------------
 if want b; then
 header b-oversubscribed "Oversubscribed: more threads than cores" ""
-KB=$(pick mbarrier classic no-backoff team block std hurdles)
+KB=$(pick barrier classic no-backoff team block std hurdles)
 step b-oversubscribed md 120 $BT --threads "${B_T// /,}" --only "$KB" --sections episode --rounds $ROUNDS --budget-ms $BUDGET "${STATS[@]}"
 for t in $B_T; do
     for peer in omp_barrier std_barrier; do
@@ -228,7 +228,7 @@ fi
 # ---- (c) foreign load ---------------------------------------------------------------
 if want c; then
 header c-foreign-load "Foreign load: participants beside busy non-participants" ""
-KC=$(pick mbarrier classic no-backoff team block std hurdles dissemination)
+KC=$(pick barrier classic no-backoff team block std hurdles dissemination)
 LOAD=(--threads $C_T --only "$KC" --sections episode --rounds $ROUNDS --budget-ms $BUDGET --hogs $HOGS)
 step c-foreign-load md 90 $BT "${LOAD[@]}" "${STATS[@]}"
 step c-foreign-load md 90 $BT "${LOAD[@]}" --hog-procs "${STATS[@]}"
@@ -239,7 +239,7 @@ for peer in spin_dissemination omp_barrier std_barrier; do
     anchor c-foreign-load $C_T $peer
 done
 hogs_stop
-step c-foreign-load md 60 $BT --cpus 2 --threads 2 --only "$(pick mbarrier classic no-backoff team std hurdles)" --sections episode \
+step c-foreign-load md 60 $BT --cpus 2 --threads 2 --only "$(pick barrier classic no-backoff team std hurdles)" --sections episode \
     --rounds $ROUNDS --budget-ms $BUDGET --hogs 2 --hog-procs --hog-pattern 2,1 "${STATS[@]}"
 anchor_table c-foreign-load
 fi
@@ -247,7 +247,7 @@ fi
 # ---- (d) pinned ---------------------------------------------------------------------
 if want d; then
 header d-pinned "Pinned: participant i on CPU i" ""
-KD=$(pick mbarrier classic no-backoff spin-only team block std hurdles dissemination)
+KD=$(pick barrier classic no-backoff spin-only team block std hurdles dissemination)
 step d-pinned md 90 $BT --threads $D_T --pin --only "$KD" --sections episode --rounds $ROUNDS --budget-ms $BUDGET "${STATS[@]}"
 for peer in spin_dissemination omp_barrier; do
     anchor d-pinned $D_T $peer --pin
@@ -260,10 +260,10 @@ if want e; then
 header e-fresh "Fresh processes: the same short measurement in $FRESH new processes" \
     "Each process: one measurement of $FEP episodes after a warm-up of a fifth of that (a round longer than $CAP ms is cut and marked *)."
 FRESH_ARGS=(--fresh $FRESH --episodes $FEP --rounds 1 --cap-ms $CAP)
-KE=$(pick mbarrier classic no-backoff team hurdles)
+KE=$(pick barrier classic no-backoff team hurdles)
 step e-fresh md 120 $BT --threads $D_T --pin --only "$KE" "${FRESH_ARGS[@]}" "${STATS[@]}"
 step e-fresh md 120 $BT --threads $D_T --only "$KE" "${FRESH_ARGS[@]}" "${STATS[@]}"
-step e-fresh md 150 $BT --threads $E_T64 --only "$(pick mbarrier classic no-backoff team)" "${FRESH_ARGS[@]}" "${STATS[@]}"
+step e-fresh md 150 $BT --threads $E_T64 --only "$(pick barrier classic no-backoff team)" "${FRESH_ARGS[@]}" "${STATS[@]}"
 step e-fresh md 60 $BT --cpus 2 --threads 2 --only "$KE" "${FRESH_ARGS[@]}" "${STATS[@]}"
 fi
 
@@ -271,7 +271,7 @@ fi
 if want f; then
 header f-stats "Wait stages of the slow modes (bench_table --stats)" ""
 if ((${#STATS[@]})); then
-    KF=$(pick mbarrier classic no-backoff spin-only team)
+    KF=$(pick barrier classic no-backoff spin-only team)
     F=(--only "$KF" --sections episode --rounds $F_ROUNDS --budget-ms $BUDGET --stats)
     step f-stats md 60 $BT --threads $C_T --hogs $HOGS --hog-procs "${F[@]}"
     step f-stats md 60 $BT --threads $C_T --hogs $HOGS --hog-procs --hog-pattern 2,1 "${F[@]}"
@@ -299,7 +299,7 @@ fi
 if want h; then
 header h-small-teams "Small and mid-size teams: $H_PASSES interleaved passes, unpinned and pinned" \
     "Each pass: bench_table at T (medians of $H_ROUNDS rounds), then spin_dissemination and omp_barrier at T. Ratios: compare within a pass."
-KH=$(pick mbarrier team team-flat team-f2 team-f8 block team-no-table block-no-table)
+KH=$(pick syncthreads team team-flat team-f2 team-f8 block team-no-table block-no-table)
 for ((pass = 1; pass <= H_PASSES; pass++)); do
     for pin in "" --pin; do
         for t in $A_T; do

@@ -46,7 +46,7 @@ fn cpu<K: Kind>(
 fn episode(c: &mut Criterion) {
     let mut g = c.benchmark_group("episode");
     for n in THREADS {
-        wall::<Mb>(&mut g, "mbarrier", n);
+        wall::<Mb>(&mut g, "barrier", n);
         wall::<Std>(&mut g, "std", n);
         wall::<Hurdles>(&mut g, "hurdles", n);
         if n <= cores() {
@@ -58,7 +58,7 @@ fn episode(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("episode_cpu");
     for n in THREADS.into_iter().filter(|&n| n > cores()) {
-        cpu::<Mb>(&mut g, "mbarrier", n);
+        cpu::<Mb>(&mut g, "barrier", n);
         cpu::<Std>(&mut g, "std", n);
         cpu::<Hurdles>(&mut g, "hurdles", n);
     }

@@ -19,7 +19,7 @@
 //! cargo run --release --example async_io -- [threads] [chunks] [phases]
 //! ```
 
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -89,7 +89,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let dir = std::env::temp_dir().join(format!("mbarrier-async-io-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("syncthreads-async-io-{}", std::process::id()));
     if let Err(e) = write_files(&dir, chunks, phases) {
         eprintln!(
             "async_io: cannot write the input files in {}: {e}",

@@ -15,14 +15,14 @@
 //! returns.
 //!
 //! With `--features diagnostics` the second call site of phase 0 panics
-//! (`mbarrier: divergent __syncthreads in phase 0: rank 1 synced at ...
+//! (`syncthreads: divergent __syncthreads in phase 0: rank 1 synced at ...
 //! (sync), rank 0 at ... (sync)`), the block is poisoned, and `launch`
 //! re-raises that panic; this example catches it, prints it again and exits
 //! with status 0. Any other outcome exits with status 1.
 
 mod args;
 
-use mbarrier::{launch, WarpBarrier};
+use syncthreads::{launch, WarpBarrier};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -68,7 +68,7 @@ fn main() {
                 .downcast_ref::<String>()
                 .cloned()
                 .unwrap_or_default();
-            if message.starts_with("mbarrier: divergent __syncthreads in phase 0: ") {
+            if message.starts_with("syncthreads: divergent __syncthreads in phase 0: ") {
                 println!("divergent_sync: caught, instead of a hang:\n{message}");
             } else {
                 eprintln!("divergent_sync: unexpected panic: {message:?}");

@@ -15,7 +15,7 @@
 
 mod args;
 
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 

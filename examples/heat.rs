@@ -1,6 +1,6 @@
 //! The demo: 2-D heat diffusion (a Jacobi stencil) on row bands, one thread
 //! per band, synchronized once per step, first with `std::sync::Barrier`, then
-//! with `mbarrier::Barrier` and its split arrive/wait.
+//! with `syncthreads::Barrier` and its split arrive/wait.
 //!
 //! ```text
 //! cargo run --release --example heat
@@ -9,12 +9,12 @@
 //! ```
 //!
 //! With `--team` the split run arrives through the seats of an
-//! `mbarrier::Team` (its combining tree) instead of on a `Barrier`, and
+//! `syncthreads::Team` (its combining tree) instead of on a `Barrier`, and
 //! waits on the team; nothing else changes.
 //!
 //! Each step reads grid `t % 2` and writes grid `(t + 1) % 2`. A band's first
 //! and last rows read a neighbour's rows; its other rows ("interior") read only
-//! the band's own rows. So with mbarrier each band computes its two boundary
+//! the band's own rows. So with syncthreads each band computes its two boundary
 //! rows first, `arrive`s, computes its interior while the others catch up, and
 //! `wait`s only before the next step reads the neighbours' rows. With
 //! `std::sync::Barrier` (one blocking `wait` per step) every band waits for the
@@ -217,13 +217,13 @@ impl Band<'_> {
         }
     }
 
-    /// All steps with `mbarrier` (a `Barrier`, or a `Team` seat): boundary
+    /// All steps with `syncthreads` (a `Barrier`, or a `Team` seat): boundary
     /// rows, `arrive`, interior rows, `wait`.
     fn run_split(
         &self,
         steps: usize,
-        arrive: &dyn Fn() -> mbarrier::ArrivalToken,
-        wait: &dyn Fn(mbarrier::ArrivalToken),
+        arrive: &dyn Fn() -> syncthreads::ArrivalToken,
+        wait: &dyn Fn(syncthreads::ArrivalToken),
         progress: Option<&Progress>,
     ) {
         for t in 0..steps {
@@ -300,13 +300,13 @@ enum Method {
 fn run(method: Method, n: usize, steps: usize, threads: usize) -> (Vec<f64>, Duration) {
     let grids = Grids::new(&initial_grid(n), n);
     let std_barrier = std::sync::Barrier::new(threads);
-    let barrier = mbarrier::Barrier::new(threads);
-    let team = mbarrier::Team::new(threads);
+    let barrier = syncthreads::Barrier::new(threads);
+    let team = syncthreads::Team::new(threads);
     let interior = n - 2;
     let label = match method {
         Method::Std => "std::sync::Barrier",
-        Method::Split => "mbarrier",
-        Method::Team => "mbarrier Team",
+        Method::Split => "syncthreads",
+        Method::Team => "syncthreads Team",
     };
     let start = Instant::now();
     std::thread::scope(|s| {
@@ -453,9 +453,9 @@ fn main() {
     } = parse_args();
     let split = if team { Method::Team } else { Method::Split };
     let split_label = if team {
-        "mbarrier::Team      (boundary rows, seat arrive, interior, wait) "
+        "syncthreads::Team      (boundary rows, seat arrive, interior, wait) "
     } else {
-        "mbarrier::Barrier   (boundary rows, arrive, interior, wait)"
+        "syncthreads::Barrier   (boundary rows, arrive, interior, wait)"
     };
     println!(
         "heat: {n} x {n} grid ({:.1} M cells), {steps} steps, {threads} threads (one row band each), \
@@ -485,10 +485,10 @@ fn main() {
         let what = if i % 2 == 0 {
             "std::sync::Barrier"
         } else {
-            "mbarrier"
+            "syncthreads"
         };
         check_same(
-            &format!("between {what} (run {}) and mbarrier", i / 2 + 1),
+            &format!("between {what} (run {}) and syncthreads", i / 2 + 1),
             grid,
             &split_grid,
             n,
@@ -496,7 +496,7 @@ fn main() {
     }
     if check_reference {
         check_same(
-            "between mbarrier and the sequential reference",
+            "between syncthreads and the sequential reference",
             &split_grid,
             &reference(n, steps),
             n,
@@ -508,7 +508,7 @@ fn main() {
     let mean = split_grid.iter().sum::<f64>() / (n * n) as f64;
     println!("  mean temperature after {steps} steps: {mean:.6}");
     println!(
-        "  speed-up of mbarrier's split arrive/wait over std::sync::Barrier: {:.2}x",
+        "  speed-up of syncthreads's split arrive/wait over std::sync::Barrier: {:.2}x",
         best[0].as_secs_f64() / best[1].as_secs_f64()
     );
 }

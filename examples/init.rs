@@ -20,7 +20,7 @@
 
 mod args;
 
-use mbarrier::{launch, Barrier};
+use syncthreads::{launch, Barrier};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 

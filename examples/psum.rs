@@ -15,7 +15,7 @@
 
 mod args;
 
-use mbarrier::{launch, Barrier};
+use syncthreads::{launch, Barrier};
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 

@@ -16,7 +16,7 @@
 
 mod args;
 
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 

@@ -17,7 +17,7 @@
 
 mod args;
 
-use mbarrier::{launch, WarpBarrier};
+use syncthreads::{launch, WarpBarrier};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The value thread `rank` starts with.

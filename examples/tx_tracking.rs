@@ -17,7 +17,7 @@
 
 mod args;
 
-use mbarrier::{launch, Barrier};
+use syncthreads::{launch, Barrier};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 

@@ -21,7 +21,7 @@
 
 mod args;
 
-use mbarrier::Team;
+use syncthreads::Team;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -85,7 +85,7 @@ impl Pool {
     }
 
     /// One worker on its seat until it is asked to leave.
-    fn work(&self, seat: mbarrier::Seat<'_, impl FnMut() + Send>) {
+    fn work(&self, seat: syncthreads::Seat<'_, impl FnMut() + Send>) {
         loop {
             // Asked to leave: this phase's arrival is the leave.
             let asked = self

@@ -153,7 +153,7 @@ else
 fi
 
 # ---- the scratch copy --------------------------------------------------------
-SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/mbarrier-mutants.XXXXXX")"
+SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/syncthreads-mutants.XXXXXX")"
 trap 'rm -rf "$SCRATCH"' EXIT
 tar -C "$ROOT" --exclude=./target --exclude=./loom-tests/target --exclude=./.git \
     --exclude=./device -cf - . | tar -C "$SCRATCH" -xf -

@@ -68,7 +68,7 @@ mod wait_async;
 /// # Examples
 ///
 /// ```
-/// use mbarrier::Barrier;
+/// use syncthreads::Barrier;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// let barrier = Barrier::new(4);
@@ -137,7 +137,7 @@ impl Barrier {
     /// # Examples
     ///
     /// ```
-    /// static BARRIER: mbarrier::Barrier = mbarrier::Barrier::new(2);
+    /// static BARRIER: syncthreads::Barrier = syncthreads::Barrier::new(2);
     /// assert_eq!(format!("{BARRIER:?}"),
     ///     "Barrier { phase_parity: false, pending: 2, expected: 2, tx: 0, poisoned: false }");
     /// ```
@@ -184,7 +184,7 @@ impl<F: FnMut() + Send> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// use mbarrier::Barrier;
+    /// use syncthreads::Barrier;
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     ///
     /// let phases = AtomicUsize::new(0);
@@ -233,7 +233,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(2);
+    /// let barrier = syncthreads::Barrier::new(2);
     /// let token = barrier.arrive();
     /// assert!(!barrier.try_wait(&token)); // one arrival still owed
     /// drop(barrier.arrive());
@@ -256,7 +256,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(3);
+    /// let barrier = syncthreads::Barrier::new(3);
     /// let token = barrier.arrive_n(3);
     /// assert!(barrier.try_wait(&token));
     /// ```
@@ -275,7 +275,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(3);
+    /// let barrier = syncthreads::Barrier::new(3);
     /// let leaders: usize = std::thread::scope(|s| {
     ///     let handles: Vec<_> =
     ///         (0..3).map(|_| s.spawn(|| barrier.arrive_and_wait().is_leader())).collect();
@@ -309,7 +309,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(2);
+    /// let barrier = syncthreads::Barrier::new(2);
     /// barrier.arrive_and_drop(); // one participant leaves
     /// barrier.arrive_and_wait(); // phase 0 completes
     /// barrier.arrive_and_wait(); // phase 1 needs only one arrival
@@ -329,7 +329,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(4);
+    /// let barrier = syncthreads::Barrier::new(4);
     /// barrier.arrive_and_drop_n(3);
     /// assert_eq!(format!("{barrier:?}"),
     ///     "Barrier { phase_parity: false, pending: 1, expected: 1, tx: 0, poisoned: false }");
@@ -366,7 +366,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(1);
+    /// let barrier = syncthreads::Barrier::new(1);
     /// let token = barrier.arrive(); // phase 0 completes: one participant
     /// barrier.wait(token);
     /// std::thread::scope(|s| {
@@ -424,7 +424,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(1);
+    /// let barrier = syncthreads::Barrier::new(1);
     /// barrier.expect_tx(64);
     /// let token = barrier.arrive();
     /// assert!(!barrier.try_wait(&token)); // the 64 bytes are still owed
@@ -447,7 +447,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(1);
+    /// let barrier = syncthreads::Barrier::new(1);
     /// barrier.complete_tx(100); // before the matching expect_tx: tx = -100
     /// drop(barrier.arrive());
     /// assert!(!barrier.phase_parity());
@@ -470,7 +470,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(1);
+    /// let barrier = syncthreads::Barrier::new(1);
     /// let token = barrier.arrive_tx(1, 4096);
     /// assert!(!barrier.try_wait(&token));
     /// barrier.complete_tx(4096);
@@ -491,7 +491,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(2);
+    /// let barrier = syncthreads::Barrier::new(2);
     /// barrier.poison();
     /// assert!(barrier.is_poisoned());
     /// let result = std::panic::catch_unwind(|| barrier.arrive_and_wait());
@@ -512,7 +512,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(1);
+    /// let barrier = syncthreads::Barrier::new(1);
     /// assert!(!barrier.is_poisoned());
     /// ```
     #[must_use]
@@ -556,7 +556,7 @@ impl<F: Completion> Barrier<F> {
         #[cfg(debug_assertions)]
         assert!(
             token.barrier == self.key(),
-            "mbarrier: {op}: the token comes from the barrier at {:#x}, not from this one at {:#x}",
+            "syncthreads: {op}: the token comes from the barrier at {:#x}, not from this one at {:#x}",
             token.barrier,
             self.key()
         );
@@ -676,7 +676,7 @@ static_assertions::const_assert_eq!(state::MAX, 1_048_575);
 const fn expected_const(expected: usize) -> u32 {
     assert!(
         op::participants_in_range(expected),
-        "mbarrier: new: expected must be in 1 ..= 1048575 (Barrier::MAX)"
+        "syncthreads: new: expected must be in 1 ..= 1048575 (Barrier::MAX)"
     );
     expected as u32
 }

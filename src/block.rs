@@ -256,7 +256,7 @@ type Counts = [CachePadded<AtomicU64>; Phase::COUNT];
 ///
 /// [`poison`](BlockBarrier::poison) makes every thread waiting in, or later
 /// entering, a `sync*` panic (with a message starting
-/// `mbarrier: barrier poisoned`) instead of hanging: call it when a member of
+/// `syncthreads: barrier poisoned`) instead of hanging: call it when a member of
 /// the group failed. [`launch`](crate::launch) does this for you.
 ///
 /// # Misuse
@@ -273,7 +273,7 @@ type Counts = [CachePadded<AtomicU64>; Phase::COUNT];
 /// # Examples
 ///
 /// ```
-/// use mbarrier::BlockBarrier;
+/// use syncthreads::BlockBarrier;
 ///
 /// let barrier = BlockBarrier::new(4);
 /// let counts: Vec<usize> = std::thread::scope(|s| {
@@ -309,7 +309,7 @@ impl BlockBarrier {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::BlockBarrier::new(1);
+    /// let barrier = syncthreads::BlockBarrier::new(1);
     /// assert_eq!(barrier.threads(), 1);
     /// assert!(barrier.sync_and(true));
     /// ```
@@ -336,7 +336,7 @@ impl BlockBarrier {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(mbarrier::BlockBarrier::new(32).threads(), 32);
+    /// assert_eq!(syncthreads::BlockBarrier::new(32).threads(), 32);
     /// ```
     #[must_use]
     pub fn threads(&self) -> usize {
@@ -355,7 +355,7 @@ impl BlockBarrier {
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     ///
-    /// let barrier = mbarrier::BlockBarrier::new(2);
+    /// let barrier = syncthreads::BlockBarrier::new(2);
     /// let shared = [AtomicUsize::new(0), AtomicUsize::new(0)];
     /// std::thread::scope(|s| {
     ///     for rank in 0..2 {
@@ -388,7 +388,7 @@ impl BlockBarrier {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::BlockBarrier::new(3);
+    /// let barrier = syncthreads::BlockBarrier::new(3);
     /// let counts: Vec<usize> = std::thread::scope(|s| {
     ///     let handles: Vec<_> = (0..3)
     ///         .map(|rank| {
@@ -418,7 +418,7 @@ impl BlockBarrier {
     /// # Examples
     ///
     /// ```
-    /// let block = mbarrier::BlockBarrier::new(4);
+    /// let block = syncthreads::BlockBarrier::new(4);
     /// let counts: Vec<usize> = std::thread::scope(|s| {
     ///     let handles: Vec<_> = (0..4)
     ///         .map(|rank| {
@@ -434,7 +434,7 @@ impl BlockBarrier {
     pub fn seat(&self, rank: usize) -> BlockSeat<'_> {
         assert!(
             rank < self.threads,
-            "mbarrier: BlockBarrier::seat({rank}): rank out of range: the block has {} threads (ranks 0 ..= {})",
+            "syncthreads: BlockBarrier::seat({rank}): rank out of range: the block has {} threads (ranks 0 ..= {})",
             self.threads,
             self.threads - 1
         );
@@ -449,13 +449,13 @@ impl BlockBarrier {
         {
             Ok(_) | Err(SEATS) => {}
             Err(_) => panic!(
-                "mbarrier: BlockBarrier::seat({rank}): the block was already synced seat-less; a BlockBarrier is used either through seats or seat-less, not both"
+                "syncthreads: BlockBarrier::seat({rank}): the block was already synced seat-less; a BlockBarrier is used either through seats or seat-less, not both"
             ),
         }
         match self.team.try_seat(rank) {
             Some(seat) => BlockSeat { block: self, seat },
             None => panic!(
-                "mbarrier: BlockBarrier::seat({rank}): the seat of rank {rank} was already taken (each rank once)"
+                "syncthreads: BlockBarrier::seat({rank}): the seat of rank {rank} was already taken (each rank once)"
             ),
         }
     }
@@ -490,7 +490,7 @@ impl BlockBarrier {
                 .is_err_and(|m| m == SEATS);
         if taken {
             panic!(
-                "mbarrier: BlockBarrier::{op}: seat-less sync of a block whose threads took seats; sync through the BlockSeat (a BlockBarrier is used either through seats or seat-less, not both)"
+                "syncthreads: BlockBarrier::{op}: seat-less sync of a block whose threads took seats; sync through the BlockSeat (a BlockBarrier is used either through seats or seat-less, not both)"
             );
         }
     }
@@ -610,7 +610,7 @@ impl BlockBarrier {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::BlockBarrier::new(1);
+    /// let barrier = syncthreads::BlockBarrier::new(1);
     /// assert!(barrier.sync_and(true));
     /// assert!(!barrier.sync_and(false));
     /// ```
@@ -632,7 +632,7 @@ impl BlockBarrier {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::BlockBarrier::new(2);
+    /// let barrier = syncthreads::BlockBarrier::new(2);
     /// // One call site for both threads, as in CUDA, where every thread runs
     /// // the same `__syncthreads_or` (a sync from two call sites in one
     /// // phase is a divergent sync, which the `diagnostics` feature reports).
@@ -659,7 +659,7 @@ impl BlockBarrier {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::BlockBarrier::new(2);
+    /// let barrier = syncthreads::BlockBarrier::new(2);
     /// barrier.poison();
     /// assert!(barrier.is_poisoned());
     /// assert!(std::panic::catch_unwind(|| barrier.sync()).is_err());
@@ -673,7 +673,7 @@ impl BlockBarrier {
     /// # Examples
     ///
     /// ```
-    /// assert!(!mbarrier::BlockBarrier::new(2).is_poisoned());
+    /// assert!(!syncthreads::BlockBarrier::new(2).is_poisoned());
     /// ```
     #[must_use]
     pub fn is_poisoned(&self) -> bool {
@@ -692,7 +692,7 @@ impl BlockBarrier {
     /// # Examples
     ///
     /// ```
-    /// let block = mbarrier::BlockBarrier::new(3);
+    /// let block = syncthreads::BlockBarrier::new(3);
     /// assert_eq!(block.missing(), None);
     /// let seat = block.seat(1);
     /// assert_eq!(block.missing(), Some(vec![0, 1, 2]));

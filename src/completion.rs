@@ -83,7 +83,7 @@ pub(crate) fn running(key: usize) -> bool {
 #[track_caller]
 pub(crate) fn check_not_running(key: usize, op: &dyn fmt::Display) {
     if running_completion_of(key) {
-        panic!("mbarrier: {op}: called inside this barrier's own completion function, where it would deadlock");
+        panic!("syncthreads: {op}: called inside this barrier's own completion function, where it would deadlock");
     }
 }
 

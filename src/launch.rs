@@ -26,7 +26,7 @@ mod root_cause;
 /// # Examples
 ///
 /// ```
-/// let ranks = mbarrier::launch(4, |block| {
+/// let ranks = syncthreads::launch(4, |block| {
 ///     assert_eq!(block.size(), 4);
 ///     block.sync();
 ///     block.thread_rank()
@@ -46,7 +46,7 @@ impl Block<'_> {
     /// # Examples
     ///
     /// ```
-    /// let ranks = mbarrier::launch(2, |block| block.thread_rank());
+    /// let ranks = syncthreads::launch(2, |block| block.thread_rank());
     /// assert_eq!(ranks, [0, 1]);
     /// ```
     #[must_use]
@@ -59,7 +59,7 @@ impl Block<'_> {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(mbarrier::launch(3, |block| block.size()), [3, 3, 3]);
+    /// assert_eq!(syncthreads::launch(3, |block| block.size()), [3, 3, 3]);
     /// ```
     #[must_use]
     pub fn size(&self) -> usize {
@@ -83,7 +83,7 @@ impl Block<'_> {
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     ///
     /// let shared: Vec<AtomicUsize> = (0..8).map(|_| AtomicUsize::new(0)).collect();
-    /// let got = mbarrier::launch(8, |block| {
+    /// let got = syncthreads::launch(8, |block| {
     ///     let rank = block.thread_rank();
     ///     shared[rank].store(rank * rank, Ordering::Relaxed);
     ///     block.sync();
@@ -107,7 +107,7 @@ impl Block<'_> {
     /// # Examples
     ///
     /// ```
-    /// let counts = mbarrier::launch(4, |block| block.sync_count(block.thread_rank() < 3));
+    /// let counts = syncthreads::launch(4, |block| block.sync_count(block.thread_rank() < 3));
     /// assert_eq!(counts, [3, 3, 3, 3]);
     /// ```
     #[track_caller]
@@ -127,7 +127,7 @@ impl Block<'_> {
     /// # Examples
     ///
     /// ```
-    /// let all = mbarrier::launch(4, |block| block.sync_and(block.thread_rank() < 3));
+    /// let all = syncthreads::launch(4, |block| block.sync_and(block.thread_rank() < 3));
     /// assert_eq!(all, [false; 4]);
     /// ```
     #[track_caller]
@@ -147,7 +147,7 @@ impl Block<'_> {
     /// # Examples
     ///
     /// ```
-    /// let any = mbarrier::launch(4, |block| block.sync_or(block.thread_rank() == 3));
+    /// let any = syncthreads::launch(4, |block| block.sync_or(block.thread_rank() == 3));
     /// assert_eq!(any, [true; 4]);
     /// ```
     #[track_caller]
@@ -172,7 +172,7 @@ impl Block<'_> {
     /// # Examples
     ///
     /// ```
-    /// let sizes = mbarrier::launch(2, |block| block.barrier().threads());
+    /// let sizes = syncthreads::launch(2, |block| block.barrier().threads());
     /// assert_eq!(sizes, [2, 2]);
     /// ```
     #[must_use]
@@ -220,7 +220,7 @@ impl fmt::Debug for Block<'_> {
 /// use std::sync::atomic::{AtomicU64, Ordering};
 ///
 /// let shared: Vec<AtomicU64> = (0..16).map(|i| AtomicU64::new(i)).collect();
-/// let sums = mbarrier::launch(16, |block| {
+/// let sums = syncthreads::launch(16, |block| {
 ///     let rank = block.thread_rank();
 ///     let mut stride = block.size() / 2;
 ///     while stride > 0 {
@@ -240,7 +240,7 @@ impl fmt::Debug for Block<'_> {
 ///
 /// ```
 /// let result = std::panic::catch_unwind(|| {
-///     mbarrier::launch(4, |block| {
+///     syncthreads::launch(4, |block| {
 ///         if block.thread_rank() == 2 {
 ///             panic!("thread 2 failed");
 ///         }
@@ -273,7 +273,7 @@ where
             };
             let (kernel, caught) = (&kernel, &caught);
             let spawned = std::thread::Builder::new()
-                .name(format!("mbarrier-block-{rank}"))
+                .name(format!("syncthreads-block-{rank}"))
                 .spawn_scoped(s, move || run(&block, kernel, caught));
             match spawned {
                 Ok(handle) => handles.push(handle),
@@ -294,7 +294,7 @@ where
         (outcomes, spawn_error)
     });
     if let Some((rank, error)) = spawn_error {
-        panic!("mbarrier: launch({threads}, _): could not spawn thread {rank}: {error}");
+        panic!("syncthreads: launch({threads}, _): could not spawn thread {rank}: {error}");
     }
     root_cause::results_or_resume(outcomes)
 }

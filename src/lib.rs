@@ -1,6 +1,6 @@
 //! CUDA's block-level synchronization for CPU threads.
 //!
-//! `mbarrier` brings the asynchronous barrier of CUDA (`cuda::barrier`, the
+//! `syncthreads` brings the asynchronous barrier of CUDA (`cuda::barrier`, the
 //! PTX `mbarrier` object) and the `__syncthreads` / `__syncwarp` family to
 //! ordinary threads. Where [`std::sync::Barrier`] only offers "arrive and
 //! block", [`Barrier`] splits arriving from waiting, tracks phases, lets
@@ -69,7 +69,7 @@
 //! [`Barrier::arrive_and_wait`], [`Barrier::wait_parity`], the timed waits,
 //! [`BlockBarrier::sync`], [`Team`]'s seats, [`WarpBarrier::sync`]). The measurements behind
 //! the policy, with more threads than cores and under foreign load, are in
-//! the package's [`benches/RESULTS.md`](https://docs.rs/crate/mbarrier/latest/source/benches/RESULTS.md).
+//! the package's [`benches/RESULTS.md`](https://docs.rs/crate/syncthreads/latest/source/benches/RESULTS.md).
 //! An async wait never blocks its thread: a pending future's task registers
 //! its waker in a static table keyed by the same address (a node inside the
 //! future, no allocation), and the same completer wakes it.
@@ -183,7 +183,7 @@ pub use team::{Seat, Seats, Team};
 pub use token::{ArrivalToken, BarrierWaitResult};
 pub use warp::WarpBarrier;
 
-/// For mbarrier's own benches (feature `bench`), not a stable API: the wait
+/// For syncthreads's own benches (feature `bench`), not a stable API: the wait
 /// policy switch, the wait-stage counters and a seat's stage clock.
 #[cfg(feature = "bench")]
 #[doc(hidden)]

@@ -1,7 +1,7 @@
 //! The operation vocabulary: every mutating operation with its arguments,
 //! what it does to the word ([`Op::apply`], checked before anything is
 //! mutated), and the misuse it can meet, with its panic message
-//! (`mbarrier: <operation>: <what was wrong, with the numbers>`).
+//! (`syncthreads: <operation>: <what was wrong, with the numbers>`).
 
 use crate::phase::Phase;
 use crate::state::{self, Poison, Snapshot};
@@ -12,7 +12,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 /// Prefix of every panic message caused by a poisoned barrier.
-pub(crate) const POISONED: &str = "mbarrier: barrier poisoned";
+pub(crate) const POISONED: &str = "syncthreads: barrier poisoned";
 
 /// Makes the payload of a quiet poisoned-barrier panic ([`PoisonedQuietly`]).
 pub(crate) type QuietPayload = fn() -> Box<dyn Any + Send>;
@@ -277,25 +277,25 @@ impl Misuse {
     #[track_caller]
     pub(crate) fn panic(self, op: impl fmt::Display) -> ! {
         match self {
-            Misuse::Zero => panic!("mbarrier: {op}: n must be at least 1"),
+            Misuse::Zero => panic!("syncthreads: {op}: n must be at least 1"),
             Misuse::Poisoned(s) => poisoned_panic(op, s),
-            Misuse::Retired(_) => panic!("mbarrier: {op}: the barrier is retired: every participant dropped out and its last phase completed"),
+            Misuse::Retired(_) => panic!("syncthreads: {op}: the barrier is retired: every participant dropped out and its last phase completed"),
             Misuse::TooMany { pending, expected } => panic!(
-                "mbarrier: {op} but only {pending} arrival{} pending in this phase (expected per phase: {expected})",
+                "syncthreads: {op} but only {pending} arrival{} pending in this phase (expected per phase: {expected})",
                 if pending == 1 { " is" } else { "s are" },
             ),
             Misuse::TxRange { from, to } => {
                 let max = state::MAX_TX;
-                panic!("mbarrier: {op}: the transaction count would go from {from} to {to}, outside -{max} ..= {max}")
+                panic!("syncthreads: {op}: the transaction count would go from {from} to {to}, outside -{max} ..= {max}")
             }
             Misuse::TooManyParticipants { expected, adding } => {
                 let max = state::MAX;
                 let total = expected as u128 + adding as u128;
-                panic!("mbarrier: {op}: {expected} participants per phase plus {adding} would be {total}, above Barrier::MAX ({max})")
+                panic!("syncthreads: {op}: {expected} participants per phase plus {adding} would be {total}, above Barrier::MAX ({max})")
             }
             // A seat turns this into its own message (`Seat::arrive_flat`).
             Misuse::OtherPhase(s) => panic!(
-                "mbarrier: {op}: this arrival belongs to another phase than the running one ({})",
+                "syncthreads: {op}: this arrival belongs to another phase than the running one ({})",
                 s.phase()
             ),
         }
@@ -335,7 +335,7 @@ pub(crate) const fn participants_in_range(n: usize) -> bool {
 pub(crate) fn participants(call: fmt::Arguments<'_>, what: &str, n: usize) -> u32 {
     if !participants_in_range(n) {
         panic!(
-            "mbarrier: {call}: {what} must be in 1 ..= {} (Barrier::MAX)",
+            "syncthreads: {call}: {what} must be in 1 ..= {} (Barrier::MAX)",
             state::MAX
         );
     }

@@ -334,7 +334,7 @@ use tree::{Node, MAX_FAN_IN};
 /// # Examples
 ///
 /// ```
-/// use mbarrier::Team;
+/// use syncthreads::Team;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// let team = Team::new(8);
@@ -392,7 +392,7 @@ impl Team {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(4);
+    /// let team = syncthreads::Team::new(4);
     /// assert_eq!(team.seat_count(), 4);
     /// assert!(!team.phase_parity());
     /// ```
@@ -415,7 +415,7 @@ impl Team {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::with_capacity(2, 8);
+    /// let team = syncthreads::Team::with_capacity(2, 8);
     /// assert_eq!((team.seat_count(), team.capacity()), (2, 8));
     /// let late = team.join().expect("ranks 2 .. 8 are free");
     /// assert_eq!(late.rank(), 2);
@@ -442,7 +442,7 @@ impl Team {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::with_shape(8, 2, 0); // a binary tree
+    /// let team = syncthreads::Team::with_shape(8, 2, 0); // a binary tree
     /// std::thread::scope(|s| {
     ///     for seat in team.seats() {
     ///         s.spawn(move || seat.arrive_and_wait());
@@ -491,7 +491,7 @@ impl<F: FnMut() + Send> Team<F> {
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     ///
     /// let phases = AtomicUsize::new(0);
-    /// let team = mbarrier::Team::with_completion(6, || {
+    /// let team = syncthreads::Team::with_completion(6, || {
     ///     phases.fetch_add(1, Ordering::Relaxed);
     /// });
     /// std::thread::scope(|s| {
@@ -524,7 +524,7 @@ impl<F: FnMut() + Send> Team<F> {
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     ///
     /// let phases = AtomicUsize::new(0);
-    /// let team = mbarrier::Team::with_completion_and_shape(4, || {
+    /// let team = syncthreads::Team::with_completion_and_shape(4, || {
     ///     phases.fetch_add(1, Ordering::Relaxed);
     /// }, 2, 0);
     /// let seats: Vec<_> = team.seats().collect();
@@ -560,7 +560,7 @@ impl<F: FnMut() + Send> Team<F> {
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     ///
     /// let phases = AtomicUsize::new(0);
-    /// let team = mbarrier::Team::with_completion_and_capacity(1, 4, || {
+    /// let team = syncthreads::Team::with_completion_and_capacity(1, 4, || {
     ///     phases.fetch_add(1, Ordering::Relaxed);
     /// });
     /// let first = team.seat(0);
@@ -614,7 +614,7 @@ fn check_capacity(call: fmt::Arguments<'_>, seats: usize, capacity: usize) {
     check_seats(call, seats);
     let max = crate::state::MAX as usize;
     if !(seats..=max).contains(&capacity) {
-        panic!("mbarrier: {call}: the capacity must be in {seats} ..= {max} (the seat count ..= Barrier::MAX)");
+        panic!("syncthreads: {call}: the capacity must be in {seats} ..= {max} (the seat count ..= Barrier::MAX)");
     }
 }
 
@@ -629,7 +629,7 @@ impl<F> Team<F> {
     ) -> Team<F> {
         assert!(
             (2..=MAX_FAN_IN).contains(&fan_in),
-            "mbarrier: Team::with_shape({seats}, {fan_in}, {flat}): the fan-in must be in 2 ..= {MAX_FAN_IN}"
+            "syncthreads: Team::with_shape({seats}, {fan_in}, {flat}): the fan-in must be in 2 ..= {MAX_FAN_IN}"
         );
         let nodes = if capacity > flat {
             tree::build(seats, capacity, fan_in)
@@ -662,7 +662,7 @@ impl<F> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(mbarrier::Team::new(16).seat_count(), 16);
+    /// assert_eq!(syncthreads::Team::new(16).seat_count(), 16);
     /// ```
     #[must_use]
     pub fn seat_count(&self) -> usize {
@@ -675,8 +675,8 @@ impl<F> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(mbarrier::Team::with_capacity(4, 64).capacity(), 64);
-    /// assert_eq!(mbarrier::Team::new(4).capacity(), 4);
+    /// assert_eq!(syncthreads::Team::with_capacity(4, 64).capacity(), 64);
+    /// assert_eq!(syncthreads::Team::new(4).capacity(), 4);
     /// ```
     #[must_use]
     pub fn capacity(&self) -> usize {
@@ -733,7 +733,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(2);
+    /// let team = syncthreads::Team::new(2);
     /// let (a, b) = (team.seat(0), team.seat(1));
     /// assert_eq!((a.rank(), b.rank()), (0, 1));
     /// drop(a.arrive());
@@ -745,19 +745,19 @@ impl<F: Completion> Team<F> {
         let capacity = self.capacity;
         assert!(
             rank < self.capacity(),
-            "mbarrier: Team::seat({rank}): rank out of range: the team has capacity {capacity} (ranks 0 ..= {})",
+            "syncthreads: Team::seat({rank}): rank out of range: the team has capacity {capacity} (ranks 0 ..= {})",
             capacity - 1
         );
         match self.claim(rank) {
             Ok(()) => Seat::new(self, rank, u64::MAX, false),
             Err(e) if e.state() == PART => {
-                panic!("mbarrier: Team::seat({rank}): seat {rank} was already handed out (each rank once)")
+                panic!("syncthreads: Team::seat({rank}): seat {rank} was already handed out (each rank once)")
             }
             Err(e) if e.state() == LEFT => panic!(
-                "mbarrier: Team::seat({rank}): rank {rank} does not take part: its seat left (a seat for a free rank comes from Team::join)"
+                "syncthreads: Team::seat({rank}): rank {rank} does not take part: its seat left (a seat for a free rank comes from Team::join)"
             ),
             Err(_) => panic!(
-                "mbarrier: Team::seat({rank}): rank {rank} does not take part: ranks {} .. {capacity} take part once handed out by Team::join",
+                "syncthreads: Team::seat({rank}): rank {rank} does not take part: ranks {} .. {capacity} take part once handed out by Team::join",
                 self.seats
             ),
         }
@@ -802,7 +802,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::with_capacity(1, 2);
+    /// let team = syncthreads::Team::with_capacity(1, 2);
     /// let first = team.seat(0);
     /// let token = first.arrive();
     /// assert!(team.try_wait(&token)); // phase 0: rank 0 alone
@@ -886,7 +886,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::with_capacity(3, 4);
+    /// let team = syncthreads::Team::with_capacity(3, 4);
     /// let seat = team.seat(1);
     /// drop(seat.arrive());
     /// assert_eq!(team.missing(), [0, 2]);
@@ -913,7 +913,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(4);
+    /// let team = syncthreads::Team::new(4);
     /// let first = team.seat(1);
     /// let rest: Vec<usize> = team.seats().map(|seat| seat.rank()).collect();
     /// assert_eq!(rest, [0, 2, 3]);
@@ -1004,7 +1004,7 @@ unsafe fn describe<F: Completion>(ptr: *const (), _: u64, _: u64) -> crate::diag
 /// # Examples
 ///
 /// ```
-/// let team = mbarrier::Team::new(3);
+/// let team = syncthreads::Team::new(3);
 /// assert_eq!(team.seats().count(), 3);
 /// assert_eq!(team.seats().count(), 0); // all handed out
 /// ```

@@ -18,7 +18,7 @@ use crate::Barrier;
 /// # Examples
 ///
 /// ```
-/// let barrier = mbarrier::Barrier::new(1);
+/// let barrier = syncthreads::Barrier::new(1);
 /// let token = barrier.arrive(); // the only arrival: phase 0 completes
 /// assert!(barrier.try_wait(&token));
 /// barrier.wait(token);
@@ -49,7 +49,7 @@ impl fmt::Debug for ArrivalToken {
 /// # Examples
 ///
 /// ```
-/// let barrier = mbarrier::Barrier::new(1);
+/// let barrier = syncthreads::Barrier::new(1);
 /// assert!(barrier.arrive_and_wait().is_leader());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,7 +66,7 @@ impl BarrierWaitResult {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(2);
+    /// let barrier = syncthreads::Barrier::new(2);
     /// let leaders = std::thread::scope(|s| {
     ///     let other = s.spawn(|| barrier.arrive_and_wait().is_leader());
     ///     barrier.arrive_and_wait().is_leader() as u32 + other.join().unwrap() as u32

@@ -75,7 +75,7 @@ struct Lane {
 /// # Examples
 ///
 /// ```
-/// use mbarrier::WarpBarrier;
+/// use syncthreads::WarpBarrier;
 /// use std::sync::atomic::{AtomicU64, Ordering};
 ///
 /// let warp = WarpBarrier::new(4);
@@ -104,7 +104,7 @@ impl WarpBarrier {
     /// # Examples
     ///
     /// ```
-    /// use mbarrier::WarpBarrier;
+    /// use syncthreads::WarpBarrier;
     /// let warp = WarpBarrier::new(WarpBarrier::MAX_LANES);
     /// assert_eq!(warp.full_mask(), u64::MAX);
     /// ```
@@ -119,7 +119,7 @@ impl WarpBarrier {
     /// # Examples
     ///
     /// ```
-    /// let warp = mbarrier::WarpBarrier::new(32);
+    /// let warp = syncthreads::WarpBarrier::new(32);
     /// assert_eq!(warp.lanes(), 32);
     /// ```
     #[track_caller]
@@ -127,7 +127,7 @@ impl WarpBarrier {
     pub fn new(lanes: usize) -> WarpBarrier {
         assert!(
             (1..=Self::MAX_LANES).contains(&lanes),
-            "mbarrier: WarpBarrier::new({lanes}): lanes must be in 1 ..= 64"
+            "syncthreads: WarpBarrier::new({lanes}): lanes must be in 1 ..= 64"
         );
         WarpBarrier {
             lanes: (0..lanes)
@@ -143,7 +143,7 @@ impl WarpBarrier {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(mbarrier::WarpBarrier::new(8).lanes(), 8);
+    /// assert_eq!(syncthreads::WarpBarrier::new(8).lanes(), 8);
     /// ```
     #[must_use]
     pub fn lanes(&self) -> usize {
@@ -155,8 +155,8 @@ impl WarpBarrier {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(mbarrier::WarpBarrier::new(8).full_mask(), 0xff);
-    /// assert_eq!(mbarrier::WarpBarrier::new(64).full_mask(), u64::MAX);
+    /// assert_eq!(syncthreads::WarpBarrier::new(8).full_mask(), 0xff);
+    /// assert_eq!(syncthreads::WarpBarrier::new(64).full_mask(), u64::MAX);
     /// ```
     #[must_use]
     pub fn full_mask(&self) -> u64 {
@@ -175,13 +175,13 @@ impl WarpBarrier {
     ///
     /// If `lane >= self.lanes()`, if `mask` names a lane `>= self.lanes()`,
     /// or if `lane` is not in `mask`; the message names the lane and the
-    /// mask, e.g. `mbarrier: WarpBarrier::sync(lane 3, mask 0x5): lane 3 is
+    /// mask, e.g. `syncthreads: WarpBarrier::sync(lane 3, mask 0x5): lane 3 is
     /// not in its own mask`. Nothing is changed before the check.
     ///
     /// # Examples
     ///
     /// ```
-    /// let warp = mbarrier::WarpBarrier::new(2);
+    /// let warp = syncthreads::WarpBarrier::new(2);
     /// std::thread::scope(|s| {
     ///     s.spawn(|| warp.sync(1, 0b11));
     ///     warp.sync(0, 0b11);
@@ -214,20 +214,20 @@ impl WarpBarrier {
         let lanes = self.lanes.len();
         if lane >= lanes {
             panic!(
-                "mbarrier: WarpBarrier::sync(lane {lane}, mask {mask:#x}): lane {lane} is out of range: this WarpBarrier has {lanes} lane{}",
+                "syncthreads: WarpBarrier::sync(lane {lane}, mask {mask:#x}): lane {lane} is out of range: this WarpBarrier has {lanes} lane{}",
                 if lanes == 1 { "" } else { "s" }
             );
         }
         let beyond = mask & !self.full_mask();
         if beyond != 0 {
             panic!(
-                "mbarrier: WarpBarrier::sync(lane {lane}, mask {mask:#x}): the mask names lanes ({beyond:#x}) beyond the {lanes} lane{} of this WarpBarrier",
+                "syncthreads: WarpBarrier::sync(lane {lane}, mask {mask:#x}): the mask names lanes ({beyond:#x}) beyond the {lanes} lane{} of this WarpBarrier",
                 if lanes == 1 { "" } else { "s" }
             );
         }
         if mask & (1 << lane) == 0 {
             panic!(
-                "mbarrier: WarpBarrier::sync(lane {lane}, mask {mask:#x}): lane {lane} is not in its own mask"
+                "syncthreads: WarpBarrier::sync(lane {lane}, mask {mask:#x}): lane {lane} is not in its own mask"
             );
         }
     }

@@ -5,7 +5,7 @@
 
 mod common;
 use common::{dbg, panic_message, panic_of, scaled, watchdog};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
@@ -143,7 +143,7 @@ fn arrive_and_wait_async_misuse_panics_at_the_call() {
     let message = panic_of(|| barrier.arrive_and_wait_async());
     assert_eq!(
         message,
-        "mbarrier: barrier poisoned by poison() (seen by arrive_and_wait_async())"
+        "syncthreads: barrier poisoned by poison() (seen by arrive_and_wait_async())"
     );
     let retired = Barrier::new(1);
     retired.arrive_and_drop();
@@ -174,7 +174,7 @@ fn poison_wakes_a_pending_task_that_then_panics_when_polled() {
     let payload = catch_unwind(AssertUnwindSafe(|| poll_once(fut.as_mut(), &probe))).unwrap_err();
     assert_eq!(
         panic_message(&*payload),
-        "mbarrier: barrier poisoned by poison() (seen by wait_async)"
+        "syncthreads: barrier poisoned by poison() (seen by wait_async)"
     );
 }
 
@@ -223,7 +223,7 @@ fn poison_reaches_tasks_on_tokio_as_panics() {
         };
         assert_eq!(
             message,
-            &format!("mbarrier: barrier poisoned by poison() (seen by {op})")
+            &format!("syncthreads: barrier poisoned by poison() (seen by {op})")
         );
     }
 }
@@ -236,7 +236,7 @@ fn a_wait_for_a_retired_phase_panics_when_polled() {
     let message = panic_of(|| block_on(fut));
     assert_eq!(
         message,
-        "mbarrier: wait_parity_async: the phase of parity true can never complete: every participant dropped out and the barrier is retired in phase 1"
+        "syncthreads: wait_parity_async: the phase of parity true can never complete: every participant dropped out and the barrier is retired in phase 1"
     );
     // Phase 0 did complete: its parity wait is ready.
     block_on(barrier.wait_parity_async(false));
@@ -664,7 +664,7 @@ fn team_seats_wait_async_beside_threads() {
     const SEATS: usize = 16;
     const TASKS: usize = 12;
     const PHASES: usize = scaled(500, 5);
-    let team = Arc::new(mbarrier::Team::new(SEATS));
+    let team = Arc::new(syncthreads::Team::new(SEATS));
     let stamps: Arc<Vec<AtomicUsize>> = Arc::new((0..SEATS).map(|_| AtomicUsize::new(0)).collect());
     let leaders = Arc::new(AtomicUsize::new(0));
     let (t, l) = (team.clone(), leaders.clone());

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{mix, panic_of as panic_message, watchdog};
-use mbarrier::{Barrier, BlockBarrier};
+use syncthreads::{Barrier, BlockBarrier};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Thread `rank`'s predicate in phase `phase` of a group of `n`: the density
@@ -192,25 +192,25 @@ fn poison_releases_the_waiting_threads_with_a_panic() {
     );
     for m in messages {
         assert!(
-            m.starts_with("mbarrier: barrier poisoned by poison()"),
+            m.starts_with("syncthreads: barrier poisoned by poison()"),
             "{m}"
         );
     }
     // Later calls panic too, and poison() is idempotent.
     barrier.poison();
     let m = panic_message(|| barrier.sync_or(false));
-    assert!(m.starts_with("mbarrier: barrier poisoned"), "{m}");
+    assert!(m.starts_with("syncthreads: barrier poisoned"), "{m}");
 }
 
 #[test]
 fn new_rejects_zero_and_more_than_max_threads() {
     assert_eq!(
         panic_message(|| BlockBarrier::new(0)),
-        "mbarrier: BlockBarrier::new(0): the thread count must be in 1 ..= 1048575 (Barrier::MAX)"
+        "syncthreads: BlockBarrier::new(0): the thread count must be in 1 ..= 1048575 (Barrier::MAX)"
     );
     assert_eq!(
         panic_message(|| BlockBarrier::new(Barrier::MAX + 1)),
-        "mbarrier: BlockBarrier::new(1048576): the thread count must be in 1 ..= 1048575 (Barrier::MAX)"
+        "syncthreads: BlockBarrier::new(1048576): the thread count must be in 1 ..= 1048575 (Barrier::MAX)"
     );
     assert_eq!(BlockBarrier::new(Barrier::MAX).threads(), Barrier::MAX);
 }

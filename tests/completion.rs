@@ -5,7 +5,7 @@
 mod common;
 
 use common::{dbg, panic_message, running, scaled, watchdog};
-use mbarrier::{ArrivalToken, Barrier};
+use syncthreads::{ArrivalToken, Barrier};
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -156,7 +156,7 @@ fn waits_and_mutations_inside_the_own_completion_panic_and_change_nothing() {
         assert_eq!(
             message,
             &format!(
-                "mbarrier: {op}: called inside this barrier's own completion function, where it would deadlock"
+                "syncthreads: {op}: called inside this barrier's own completion function, where it would deadlock"
             )
         );
     }
@@ -173,7 +173,7 @@ fn arrive_inside_completion() {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: arrive(): called inside this barrier's own completion function"
+    expected = "syncthreads: arrive(): called inside this barrier's own completion function"
 )]
 fn arrive_inside_the_own_completion_panics_instead_of_deadlocking() {
     let b =

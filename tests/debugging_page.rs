@@ -1,14 +1,14 @@
 //! The stall report and the divergence panic shown in docs/debugging.md are
 //! real: this file makes them (the call sites they name are lines of this
-//! file), `MBARRIER_BLESS=1` writes them into the page, and otherwise the
+//! file), `SYNCTHREADS_BLESS=1` writes them into the page, and otherwise the
 //! test compares them with the page, up to the times waited.
 #![cfg(feature = "diagnostics")]
 
 mod common;
 
 use common::{panic_of, watchdog};
-use mbarrier::diagnostics::{stalls, Stall};
-use mbarrier::{launch, Block};
+use syncthreads::diagnostics::{stalls, Stall};
+use syncthreads::{launch, Block};
 use std::sync::mpsc::Receiver;
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
@@ -125,7 +125,7 @@ fn the_debugging_page_shows_a_real_report_and_panic() {
     let panic = panic_of(|| watchdog(60, String::new, || launch(2, divergent)));
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/debugging.md");
     let doc = std::fs::read_to_string(path).unwrap();
-    if std::env::var_os("MBARRIER_BLESS").is_some() {
+    if std::env::var_os("SYNCTHREADS_BLESS").is_some() {
         let doc = with(&doc, "report", &report);
         let doc = with(&doc, "divergence", &format!("{panic}\n"));
         std::fs::write(path, doc).unwrap();
@@ -134,11 +134,11 @@ fn the_debugging_page_shows_a_real_report_and_panic() {
     assert_eq!(
         waiters_in_any_order(&without_times(get(&doc, "report"))),
         waiters_in_any_order(&without_times(&report)),
-        "docs/debugging.md's report is stale: rerun with MBARRIER_BLESS=1"
+        "docs/debugging.md's report is stale: rerun with SYNCTHREADS_BLESS=1"
     );
     assert_eq!(
         sides(get(&doc, "divergence").trim_end()),
         sides(&panic),
-        "docs/debugging.md's panic is stale: rerun with MBARRIER_BLESS=1"
+        "docs/debugging.md's panic is stale: rerun with SYNCTHREADS_BLESS=1"
     );
 }

@@ -1,5 +1,5 @@
 //! The `diagnostics` feature: divergent `__syncthreads` panics, `stalls()`
-//! and its reports, and `MBARRIER_STALL_REPORT` (in a child process). The
+//! and its reports, and `SYNCTHREADS_STALL_REPORT` (in a child process). The
 //! report shown in docs/debugging.md is made by tests/debugging_page.rs.
 //!
 //! `stalls()` sees every waiter of the process, so the tests that look at
@@ -11,8 +11,8 @@
 mod common;
 
 use common::{panic_message, scaled, watchdog};
-use mbarrier::diagnostics::{stalls, Stall};
-use mbarrier::{launch, Barrier, BlockBarrier, Team, WarpBarrier};
+use syncthreads::diagnostics::{stalls, Stall};
+use syncthreads::{launch, Barrier, BlockBarrier, Team, WarpBarrier};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -40,7 +40,7 @@ fn stall_of(kind: &str, waiters: usize) -> Stall {
         let seen: Vec<String> = found.iter().map(|s| s.to_string()).collect();
         if let Some(stall) = found.into_iter().find(|s| {
             s.to_string()
-                .starts_with(&format!("mbarrier: {kind} stalled"))
+                .starts_with(&format!("syncthreads: {kind} stalled"))
         }) {
             if stall.waiting().len() == waiters {
                 return stall;
@@ -75,7 +75,7 @@ fn a_sync_from_another_call_site_panics_naming_both() {
     let (sa, sb) = (site(a), site(b));
     // Either side may be the phase's first: both readings name both sites.
     let shape = |this: &str, first: &str| {
-        message.starts_with("mbarrier: divergent __syncthreads in phase 0: rank ")
+        message.starts_with("syncthreads: divergent __syncthreads in phase 0: rank ")
             && message.contains(&format!(" synced at {this}"))
             && message.contains(" (sync), rank ")
             && message.contains(&format!(" at {first}"))
@@ -112,11 +112,11 @@ fn a_sync_of_another_kind_panics_naming_both_kinds() {
     });
     let message = panic_message(&*result.unwrap_err());
     let one = format!(
-        "mbarrier: divergent __syncthreads in phase 1: rank 0 synced at {}",
+        "syncthreads: divergent __syncthreads in phase 1: rank 0 synced at {}",
         site(a)
     );
     let other = format!(
-        "mbarrier: divergent __syncthreads in phase 1: rank 1 synced at {}",
+        "syncthreads: divergent __syncthreads in phase 1: rank 1 synced at {}",
         site(b)
     );
     if message.starts_with(&one) {
@@ -159,7 +159,7 @@ fn seatless_divergence_names_threads_and_poisons_the_block() {
     let m = divergent[0];
     let (sa, sb) = (site(a), site(b));
     assert!(
-        m.starts_with("mbarrier: divergent __syncthreads in phase 0: a thread synced at "),
+        m.starts_with("syncthreads: divergent __syncthreads in phase 0: a thread synced at "),
         "{m}"
     );
     assert!(m.contains(" (sync), another thread at "), "{m}");
@@ -169,7 +169,7 @@ fn seatless_divergence_names_threads_and_poisons_the_block() {
         .iter()
         .find(|r| !matches!(r, Err(m) if m.contains("divergent")));
     match other {
-        Some(Err(m)) => assert!(m.starts_with("mbarrier: barrier poisoned"), "{m}"),
+        Some(Err(m)) => assert!(m.starts_with("syncthreads: barrier poisoned"), "{m}"),
         other => panic!("the other thread should see the poisoned block: {other:?}"),
     }
 }
@@ -211,7 +211,7 @@ fn the_same_call_site_in_a_loop_is_fine() {
 #[test]
 fn one_call_site_inlined_in_two_places_is_not_divergence() {
     let block = BlockBarrier::new(2);
-    let sync_count = |seat: &mbarrier::BlockSeat<'_>| seat.sync_count(true);
+    let sync_count = |seat: &syncthreads::BlockSeat<'_>| seat.sync_count(true);
     let (a, b) = (block.seat(0), block.seat(1));
     let counts = watchdog(60, String::new, || {
         std::thread::scope(|s| {
@@ -253,7 +253,7 @@ fn an_early_return_is_not_divergence() {
     watchdog(60, String::new, || {
         std::thread::scope(|s| {
             // One call site for both seats.
-            let step = |seat: &mbarrier::BlockSeat<'_>| seat.sync();
+            let step = |seat: &syncthreads::BlockSeat<'_>| seat.sync();
             let (a, b) = (block.seat(0), block.seat(1));
             s.spawn(move || {
                 step(&a);
@@ -284,7 +284,7 @@ fn divergence_inside_launch_is_the_root_cause() {
     });
     let message = panic_message(&*result.unwrap_err());
     assert!(
-        message.starts_with("mbarrier: divergent __syncthreads in phase 0: rank "),
+        message.starts_with("syncthreads: divergent __syncthreads in phase 0: rank "),
         "{message}"
     );
 }
@@ -447,7 +447,7 @@ fn a_stalled_block_is_reported_as_the_block() {
             names.sort_unstable();
             assert_eq!(
                 names,
-                ["mbarrier-block-0", "mbarrier-block-1", "mbarrier-block-3"]
+                ["syncthreads-block-0", "syncthreads-block-1", "syncthreads-block-3"]
             );
             for w in stall.waiting() {
                 assert_eq!((w.location().file(), w.location().line()), (file!(), line));
@@ -564,7 +564,7 @@ fn a_stalled_warp_mask_names_its_missing_lanes() {
             let report = stall.to_string();
             assert!(
                 report
-                    .starts_with("mbarrier: WarpBarrier stalled in phase 1 (mask 0x7): 2 waiting"),
+                    .starts_with("syncthreads: WarpBarrier stalled in phase 1 (mask 0x7): 2 waiting"),
                 "{report}"
             );
             assert!(report.ends_with("missing: lane 2"), "{report}");
@@ -587,10 +587,10 @@ fn stalls_read_beside_waits_that_begin_and_end() {
     let done = AtomicBool::new(false);
     let check = |stall: &Stall| {
         let report = stall.to_string();
-        let (kind, names) = if report.starts_with("mbarrier: Team stalled") {
+        let (kind, names) = if report.starts_with("syncthreads: Team stalled") {
             ("Team {", ["team-0", "team-1", "task"])
         } else {
-            assert!(report.starts_with("mbarrier: Barrier stalled"), "{report}");
+            assert!(report.starts_with("syncthreads: Barrier stalled"), "{report}");
             ("Barrier {", ["barrier-0", "barrier-1", "task"])
         };
         assert!(stall.barrier().starts_with(kind), "{report}");
@@ -660,10 +660,10 @@ fn stalls_read_beside_waits_that_begin_and_end() {
     assert!(stalls(Duration::ZERO).is_empty());
 }
 
-// ---- MBARRIER_STALL_REPORT (a child process) ---------------------------------
+// ---- SYNCTHREADS_STALL_REPORT (a child process) ---------------------------------
 
 /// Set in the child: which scenario to run.
-const CHILD: &str = "MBARRIER_TEST_CHILD";
+const CHILD: &str = "SYNCTHREADS_TEST_CHILD";
 
 /// Runs this test binary again, only `test`, with the variable set, and
 /// returns its stderr.
@@ -671,7 +671,7 @@ fn child(test: &str, report_after: &str) -> String {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, test)
-        .env("MBARRIER_STALL_REPORT", report_after)
+        .env("SYNCTHREADS_STALL_REPORT", report_after)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -713,7 +713,7 @@ fn child_two_stalled_phases() {
 fn the_env_report_is_printed_once_per_stalled_phase() {
     let stderr = child("child_two_stalled_phases", "0.1");
     let reports: Vec<&str> = stderr
-        .split("mbarrier: ")
+        .split("syncthreads: ")
         .filter(|r| r.starts_with("Team stalled"))
         .collect();
     assert_eq!(reports.len(), 2, "one report per stalled phase:\n{stderr}");
@@ -737,7 +737,7 @@ fn the_env_report_is_printed_once_per_stalled_phase() {
 fn a_bad_env_value_says_so() {
     let stderr = child("child_two_stalled_phases", "soon");
     assert!(
-        stderr.contains("mbarrier: MBARRIER_STALL_REPORT=\"soon\" is not a number of seconds"),
+        stderr.contains("syncthreads: SYNCTHREADS_STALL_REPORT=\"soon\" is not a number of seconds"),
         "{stderr}"
     );
     assert!(!stderr.contains("stalled in phase"), "{stderr}");

@@ -3,8 +3,8 @@
 //! of its own, where no other test looks at `stalls()`.
 #![cfg(feature = "diagnostics")]
 
-use mbarrier::diagnostics::{stalls, Stall};
-use mbarrier::Barrier;
+use syncthreads::diagnostics::{stalls, Stall};
+use syncthreads::Barrier;
 use std::future::Future;
 use std::task::{Context, Waker};
 use std::time::{Duration, Instant};
@@ -17,7 +17,7 @@ fn barrier_stalls() -> Vec<Stall> {
     loop {
         let found: Vec<Stall> = stalls(Duration::ZERO)
             .into_iter()
-            .filter(|s| s.to_string().starts_with("mbarrier: Barrier stalled"))
+            .filter(|s| s.to_string().starts_with("syncthreads: Barrier stalled"))
             .collect();
         if !found.is_empty() {
             return found;

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{dbg, running, watchdog};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::thread;
 

@@ -10,7 +10,7 @@
 //! Single-threaded: the hardware recorder was too. No serde (not an allowed
 //! dependency): a small JSON reader for exactly this file's shape is below.
 
-use mbarrier::{ArrivalToken, Barrier};
+use syncthreads::{ArrivalToken, Barrier};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 const TRACES: &str = include_str!("data/h200-sample.jsonl");

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{assert_misuse, dbg, panic_of, running, scaled, watchdog};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -210,7 +210,7 @@ fn a_join_above_max_panics_and_changes_nothing() {
     drop(b.arrive_n(2));
     assert_misuse(
         &b,
-        "mbarrier: add_participants(1048571): 5 participants per phase plus 1048571 would be 1048576, above Barrier::MAX (1048575)",
+        "syncthreads: add_participants(1048571): 5 participants per phase plus 1048571 would be 1048576, above Barrier::MAX (1048575)",
         || b.add_participants(Barrier::MAX - 4),
     );
     assert_misuse(&b, "above Barrier::MAX", || b.add_participants(usize::MAX));
@@ -227,7 +227,7 @@ fn a_join_on_a_poisoned_barrier_panics_also_for_zero() {
         let message = panic_of(|| b.add_participants(n));
         assert!(
             message
-                .starts_with("mbarrier: barrier poisoned by poison() (seen by add_participants("),
+                .starts_with("syncthreads: barrier poisoned by poison() (seen by add_participants("),
             "{message}"
         );
         assert_eq!(dbg(&b), before);
@@ -241,7 +241,7 @@ fn a_join_on_a_retired_barrier_panics_also_for_zero() {
     for n in [0, 1] {
         assert_misuse(
             &b,
-            &format!("mbarrier: add_participants({n}): the barrier is retired"),
+            &format!("syncthreads: add_participants({n}): the barrier is retired"),
             || b.add_participants(n),
         );
     }
@@ -270,7 +270,7 @@ fn a_join_inside_the_own_completion_function_panics_and_changes_nothing() {
     for (n, (message, before, after)) in [0, 3].iter().zip(seen.iter()) {
         assert_eq!(
             message,
-            &format!("mbarrier: add_participants({n}): called inside this barrier's own completion function, where it would deadlock")
+            &format!("syncthreads: add_participants({n}): called inside this barrier's own completion function, where it would deadlock")
         );
         assert_eq!(before, after);
     }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{mix, panic_message as message, panic_of as panic_message, watchdog};
-use mbarrier::{launch, Block};
+use syncthreads::{launch, Block};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -83,7 +83,7 @@ fn the_kernel_borrows_from_the_caller_and_results_come_in_rank_order() {
 fn launch_zero_threads_panics() {
     assert_eq!(
         panic_message(|| launch(0, |_| ())),
-        "mbarrier: launch(0, _): the thread count must be in 1 ..= 1048575 (Barrier::MAX)"
+        "syncthreads: launch(0, _): the thread count must be in 1 ..= 1048575 (Barrier::MAX)"
     );
 }
 
@@ -188,7 +188,7 @@ fn only_poisoned_barrier_panics_re_raise_one_of_them() {
         })
     });
     assert!(
-        m.starts_with("mbarrier: barrier poisoned by poison()"),
+        m.starts_with("syncthreads: barrier poisoned by poison()"),
         "{m}"
     );
 }

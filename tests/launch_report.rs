@@ -10,7 +10,7 @@
 mod common;
 
 use common::{panic_message, watchdog};
-use mbarrier::{launch, Barrier, Team};
+use syncthreads::{launch, Barrier, Team};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -128,12 +128,12 @@ fn launch_reports_one_panic_per_root_cause() {
         },
     );
     let payload = result.expect_err("launch must re-raise a panic");
-    assert!(panic_message(&*payload).starts_with("mbarrier: barrier poisoned by poison()"));
+    assert!(panic_message(&*payload).starts_with("syncthreads: barrier poisoned by poison()"));
     let reported = take_reported();
     assert_eq!(reported.len(), 3, "{reported:?}");
     for m in &reported {
         assert!(
-            m.starts_with("mbarrier: barrier poisoned by poison() (seen by arrive_and_wait())"),
+            m.starts_with("syncthreads: barrier poisoned by poison() (seen by arrive_and_wait())"),
             "{m}"
         );
     }
@@ -153,7 +153,7 @@ fn launch_reports_one_panic_per_root_cause() {
     let payload = result.expect_err("launch must panic");
     let m = panic_message(&*payload);
     assert!(
-        m.starts_with("mbarrier: barrier poisoned by poison()"),
+        m.starts_with("syncthreads: barrier poisoned by poison()"),
         "{m}"
     );
     assert_eq!(take_reported(), [m]);
@@ -193,7 +193,7 @@ fn launch_reports_one_panic_per_root_cause() {
     assert_eq!(reported.len(), 4, "{reported:?}");
     assert_eq!(reported[0], "Boom(0)");
     for m in &reported[1..] {
-        assert!(m.starts_with("mbarrier: barrier poisoned"), "{m}");
+        assert!(m.starts_with("syncthreads: barrier poisoned"), "{m}");
     }
 
     let _ = std::panic::take_hook();

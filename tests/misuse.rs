@@ -10,7 +10,7 @@ mod common;
 #[cfg(debug_assertions)]
 use common::panic_of;
 use common::{assert_misuse, dbg, running};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::hint::black_box;
 use std::time::Duration;
 #[cfg(debug_assertions)]
@@ -19,26 +19,26 @@ use std::time::Instant;
 // ---- construction ------------------------------------------------------
 
 #[test]
-#[should_panic(expected = "mbarrier: new: expected must be in 1 ..= 1048575")]
+#[should_panic(expected = "syncthreads: new: expected must be in 1 ..= 1048575")]
 fn new_zero_panics() {
     let _ = Barrier::new(black_box(0));
 }
 
 #[test]
-#[should_panic(expected = "mbarrier: new: expected must be in 1 ..= 1048575")]
+#[should_panic(expected = "syncthreads: new: expected must be in 1 ..= 1048575")]
 fn new_above_max_panics() {
     let _ = Barrier::new(black_box(Barrier::MAX + 1));
 }
 
 #[test]
-#[should_panic(expected = "mbarrier: with_completion(0, _): expected must be in 1 ..= 1048575")]
+#[should_panic(expected = "syncthreads: with_completion(0, _): expected must be in 1 ..= 1048575")]
 fn with_completion_zero_panics() {
     let _ = Barrier::with_completion(black_box(0), || {});
 }
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: with_completion(1048576, _): expected must be in 1 ..= 1048575"
+    expected = "syncthreads: with_completion(1048576, _): expected must be in 1 ..= 1048575"
 )]
 fn with_completion_above_max_panics() {
     let _ = Barrier::with_completion(black_box(Barrier::MAX + 1), || {});
@@ -47,19 +47,19 @@ fn with_completion_above_max_panics() {
 // ---- zero counts -------------------------------------------------------
 
 #[test]
-#[should_panic(expected = "mbarrier: arrive_n(0): n must be at least 1")]
+#[should_panic(expected = "syncthreads: arrive_n(0): n must be at least 1")]
 fn arrive_n_zero_panics() {
     let _ = Barrier::new(2).arrive_n(0);
 }
 
 #[test]
-#[should_panic(expected = "mbarrier: arrive_and_drop_n(0): n must be at least 1")]
+#[should_panic(expected = "syncthreads: arrive_and_drop_n(0): n must be at least 1")]
 fn arrive_and_drop_n_zero_panics() {
     Barrier::new(2).arrive_and_drop_n(0);
 }
 
 #[test]
-#[should_panic(expected = "mbarrier: arrive_tx(0, 5): n must be at least 1")]
+#[should_panic(expected = "syncthreads: arrive_tx(0, 5): n must be at least 1")]
 fn arrive_tx_zero_arrivals_panics() {
     let _ = Barrier::new(2).arrive_tx(0, 5);
 }
@@ -81,7 +81,7 @@ fn zero_count_misuse_leaves_the_barrier_working() {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: arrive_n(3) but only 2 arrivals are pending in this phase (expected per phase: 4)"
+    expected = "syncthreads: arrive_n(3) but only 2 arrivals are pending in this phase (expected per phase: 4)"
 )]
 fn arrive_n_more_than_pending_panics() {
     let b = Barrier::new(4);
@@ -91,7 +91,7 @@ fn arrive_n_more_than_pending_panics() {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: arrive() but only 0 arrivals are pending in this phase (expected per phase: 1)"
+    expected = "syncthreads: arrive() but only 0 arrivals are pending in this phase (expected per phase: 1)"
 )]
 fn arrive_with_nothing_pending_panics() {
     let b = Barrier::new(1);
@@ -102,7 +102,7 @@ fn arrive_with_nothing_pending_panics() {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: arrive_and_wait() but only 0 arrivals are pending in this phase (expected per phase: 1)"
+    expected = "syncthreads: arrive_and_wait() but only 0 arrivals are pending in this phase (expected per phase: 1)"
 )]
 fn arrive_and_wait_with_nothing_pending_panics() {
     let b = Barrier::new(1);
@@ -113,7 +113,7 @@ fn arrive_and_wait_with_nothing_pending_panics() {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: arrive_tx(2, 1) but only 1 arrival is pending in this phase (expected per phase: 2)"
+    expected = "syncthreads: arrive_tx(2, 1) but only 1 arrival is pending in this phase (expected per phase: 2)"
 )]
 fn arrive_tx_more_than_pending_panics() {
     let b = Barrier::new(2);
@@ -123,7 +123,7 @@ fn arrive_tx_more_than_pending_panics() {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: arrive_and_drop_n(3) but only 2 arrivals are pending in this phase (expected per phase: 2)"
+    expected = "syncthreads: arrive_and_drop_n(3) but only 2 arrivals are pending in this phase (expected per phase: 2)"
 )]
 fn arrive_and_drop_n_beyond_expected_panics() {
     Barrier::new(2).arrive_and_drop_n(3);
@@ -131,7 +131,7 @@ fn arrive_and_drop_n_beyond_expected_panics() {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: arrive_and_drop() but only 0 arrivals are pending in this phase (expected per phase: 1)"
+    expected = "syncthreads: arrive_and_drop() but only 0 arrivals are pending in this phase (expected per phase: 1)"
 )]
 fn arrive_and_drop_with_nothing_pending_panics() {
     let b = Barrier::new(1);
@@ -169,7 +169,7 @@ fn dropping_beyond_a_shrunken_expected_count_panics_and_changes_nothing() {
     assert_eq!(dbg(&b), running(true, 1, 1, 0));
     assert_misuse(
         &b,
-        "mbarrier: arrive_and_drop_n(2) but only 1 arrival is pending in this phase (expected per phase: 1)",
+        "syncthreads: arrive_and_drop_n(2) but only 1 arrival is pending in this phase (expected per phase: 1)",
         || b.arrive_and_drop_n(2),
     );
     assert!(b.arrive_and_wait().is_leader());
@@ -195,7 +195,7 @@ fn arrival_beyond_pending_with_tx_open_leaves_the_barrier_working() {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: expect_tx(1048576): the transaction count would go from 0 to 1048576, outside -1048575 ..= 1048575"
+    expected = "syncthreads: expect_tx(1048576): the transaction count would go from 0 to 1048576, outside -1048575 ..= 1048575"
 )]
 fn expect_tx_above_max_tx_panics() {
     Barrier::new(1).expect_tx(Barrier::MAX_TX + 1);
@@ -203,7 +203,7 @@ fn expect_tx_above_max_tx_panics() {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: expect_tx(4294967295): the transaction count would go from 0 to 4294967295"
+    expected = "syncthreads: expect_tx(4294967295): the transaction count would go from 0 to 4294967295"
 )]
 fn expect_tx_of_u32_max_panics_without_wrapping() {
     Barrier::new(1).expect_tx(u32::MAX);
@@ -211,7 +211,7 @@ fn expect_tx_of_u32_max_panics_without_wrapping() {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: expect_tx(1): the transaction count would go from 1048575 to 1048576"
+    expected = "syncthreads: expect_tx(1): the transaction count would go from 1048575 to 1048576"
 )]
 fn expect_tx_past_max_tx_panics() {
     let b = Barrier::new(1);
@@ -221,7 +221,7 @@ fn expect_tx_past_max_tx_panics() {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: complete_tx(1048576): the transaction count would go from 0 to -1048576, outside -1048575 ..= 1048575"
+    expected = "syncthreads: complete_tx(1048576): the transaction count would go from 0 to -1048576, outside -1048575 ..= 1048575"
 )]
 fn complete_tx_below_minus_max_tx_panics() {
     Barrier::new(1).complete_tx(Barrier::MAX_TX + 1);
@@ -229,7 +229,7 @@ fn complete_tx_below_minus_max_tx_panics() {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: complete_tx(4294967295): the transaction count would go from 0 to -4294967295"
+    expected = "syncthreads: complete_tx(4294967295): the transaction count would go from 0 to -4294967295"
 )]
 fn complete_tx_of_u32_max_panics_without_wrapping() {
     Barrier::new(1).complete_tx(u32::MAX);
@@ -237,7 +237,7 @@ fn complete_tx_of_u32_max_panics_without_wrapping() {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: arrive_tx(1, 1048576): the transaction count would go from 0 to 1048576"
+    expected = "syncthreads: arrive_tx(1, 1048576): the transaction count would go from 0 to 1048576"
 )]
 fn arrive_tx_above_max_tx_panics() {
     let _ = Barrier::new(1).arrive_tx(1, Barrier::MAX_TX + 1);
@@ -279,7 +279,7 @@ fn tx_out_of_range_leaves_the_barrier_working() {
 
 #[cfg(debug_assertions)]
 #[test]
-#[should_panic(expected = "mbarrier: wait: the token comes from the barrier at")]
+#[should_panic(expected = "syncthreads: wait: the token comes from the barrier at")]
 fn wait_with_a_token_from_another_barrier_panics() {
     let a = Barrier::new(1);
     let b = Barrier::new(1);
@@ -294,7 +294,7 @@ fn token_from_another_barrier_is_refused_by_every_wait_and_changes_nothing() {
     let t = a.arrive();
     let message = panic_of(|| b.try_wait(&t));
     assert!(
-        message.contains("mbarrier: try_wait: the token comes from the barrier at"),
+        message.contains("syncthreads: try_wait: the token comes from the barrier at"),
         "{message}"
     );
     // The timed waits consume the token; use a fresh one from `a` each time.
@@ -307,7 +307,7 @@ fn token_from_another_barrier_is_refused_by_every_wait_and_changes_nothing() {
         };
         assert!(
             message.contains(&format!(
-                "mbarrier: {op}: the token comes from the barrier at"
+                "syncthreads: {op}: the token comes from the barrier at"
             )),
             "{message}"
         );
@@ -332,27 +332,27 @@ fn retired() -> Barrier {
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: arrive(): the barrier is retired: every participant dropped out and its last phase completed"
+    expected = "syncthreads: arrive(): the barrier is retired: every participant dropped out and its last phase completed"
 )]
 fn arrive_on_a_retired_barrier_panics() {
     let _ = retired().arrive();
 }
 
 #[test]
-#[should_panic(expected = "mbarrier: expect_tx(1): the barrier is retired")]
+#[should_panic(expected = "syncthreads: expect_tx(1): the barrier is retired")]
 fn expect_tx_on_a_retired_barrier_panics() {
     retired().expect_tx(1);
 }
 
 #[test]
-#[should_panic(expected = "mbarrier: complete_tx(1): the barrier is retired")]
+#[should_panic(expected = "syncthreads: complete_tx(1): the barrier is retired")]
 fn complete_tx_on_a_retired_barrier_panics() {
     retired().complete_tx(1);
 }
 
 #[test]
 #[should_panic(
-    expected = "mbarrier: wait_parity: the phase of parity true can never complete: every participant dropped out and the barrier is retired in phase 1"
+    expected = "syncthreads: wait_parity: the phase of parity true can never complete: every participant dropped out and the barrier is retired in phase 1"
 )]
 fn wait_parity_for_the_retired_phase_panics() {
     retired().wait_parity(true);
@@ -361,38 +361,38 @@ fn wait_parity_for_the_retired_phase_panics() {
 #[test]
 fn retired_barrier_refuses_every_arrive_and_tx_and_stays_retired() {
     let b = retired();
-    assert_misuse(&b, "mbarrier: arrive(): the barrier is retired", || {
+    assert_misuse(&b, "syncthreads: arrive(): the barrier is retired", || {
         b.arrive()
     });
-    assert_misuse(&b, "mbarrier: arrive_n(1): the barrier is retired", || {
+    assert_misuse(&b, "syncthreads: arrive_n(1): the barrier is retired", || {
         b.arrive_n(1)
     });
     assert_misuse(
         &b,
-        "mbarrier: arrive_and_wait(): the barrier is retired",
+        "syncthreads: arrive_and_wait(): the barrier is retired",
         || b.arrive_and_wait(),
     );
     assert_misuse(
         &b,
-        "mbarrier: arrive_and_drop(): the barrier is retired",
+        "syncthreads: arrive_and_drop(): the barrier is retired",
         || b.arrive_and_drop(),
     );
     assert_misuse(
         &b,
-        "mbarrier: arrive_and_drop_n(1): the barrier is retired",
+        "syncthreads: arrive_and_drop_n(1): the barrier is retired",
         || b.arrive_and_drop_n(1),
     );
     assert_misuse(
         &b,
-        "mbarrier: arrive_tx(1, 1): the barrier is retired",
+        "syncthreads: arrive_tx(1, 1): the barrier is retired",
         || b.arrive_tx(1, 1),
     );
-    assert_misuse(&b, "mbarrier: expect_tx(0): the barrier is retired", || {
+    assert_misuse(&b, "syncthreads: expect_tx(0): the barrier is retired", || {
         b.expect_tx(0)
     });
     assert_misuse(
         &b,
-        "mbarrier: complete_tx(0): the barrier is retired",
+        "syncthreads: complete_tx(0): the barrier is retired",
         || b.complete_tx(0),
     );
     assert_misuse(

@@ -6,7 +6,7 @@
 mod common;
 
 use common::watchdog;
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -67,7 +67,7 @@ fn the_install_line_matches_the_package_version() {
     let version = env!("CARGO_PKG_VERSION");
     let mut parts = version.split('.');
     let (major, minor) = (parts.next().unwrap(), parts.next().unwrap());
-    let line = format!("mbarrier = \"{major}.{minor}\"");
+    let line = format!("syncthreads = \"{major}.{minor}\"");
     for (file, text) in [
         ("README.md", include_str!("../README.md")),
         (
@@ -77,8 +77,8 @@ fn the_install_line_matches_the_package_version() {
     ] {
         assert!(text.contains(&line), "{file} should show `{line}`");
         assert!(
-            text.contains("cargo add mbarrier"),
-            "{file} should show `cargo add mbarrier`"
+            text.contains("cargo add syncthreads"),
+            "{file} should show `cargo add syncthreads`"
         );
     }
 }

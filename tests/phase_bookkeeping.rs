@@ -4,7 +4,7 @@
 mod common;
 
 use common::{dbg, running};
-use mbarrier::{ArrivalToken, Barrier, BarrierWaitResult};
+use syncthreads::{ArrivalToken, Barrier, BarrierWaitResult};
 
 #[test]
 fn max_and_max_tx_are_two_to_the_twenty_minus_one() {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{dbg, panic_message, panic_of, watchdog};
-use mbarrier::{ArrivalToken, Barrier, Completion};
+use syncthreads::{ArrivalToken, Barrier, Completion};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -60,7 +60,7 @@ fn assert_every_operation_panics<F: Completion>(
 }
 
 #[test]
-#[should_panic(expected = "mbarrier: barrier poisoned by poison() (seen by arrive())")]
+#[should_panic(expected = "syncthreads: barrier poisoned by poison() (seen by arrive())")]
 fn arrive_on_a_poisoned_barrier_panics() {
     let b = Barrier::new(2);
     b.poison();
@@ -68,7 +68,7 @@ fn arrive_on_a_poisoned_barrier_panics() {
 }
 
 #[test]
-#[should_panic(expected = "mbarrier: barrier poisoned by poison() (seen by wait)")]
+#[should_panic(expected = "syncthreads: barrier poisoned by poison() (seen by wait)")]
 fn wait_whose_phase_completed_before_the_poisoning_panics() {
     let b = Barrier::new(1);
     let t = b.arrive(); // phase 0 completes
@@ -82,7 +82,7 @@ fn poison_makes_every_arrive_wait_and_tx_operation_panic() {
     let tokens: Vec<_> = (0..3).map(|_| b.arrive()).collect();
     b.poison();
     assert!(b.is_poisoned());
-    assert_every_operation_panics(&b, "mbarrier: barrier poisoned by poison()", tokens);
+    assert_every_operation_panics(&b, "syncthreads: barrier poisoned by poison()", tokens);
 }
 
 #[test]
@@ -91,7 +91,7 @@ fn waits_for_phases_completed_before_the_poisoning_panic_too() {
     let tokens: Vec<_> = (0..3).map(|_| b.arrive()).collect(); // phase 0 completes
     assert!(tokens.iter().all(|t| b.try_wait(t)));
     b.poison();
-    assert_every_operation_panics(&b, "mbarrier: barrier poisoned by poison()", tokens);
+    assert_every_operation_panics(&b, "syncthreads: barrier poisoned by poison()", tokens);
 }
 
 #[test]
@@ -147,12 +147,12 @@ fn completion_panic_goes_on_in_the_completer_and_poisons_with_the_phase() {
     let message = panic_of(|| b.arrive_and_wait());
     assert_eq!(
         message,
-        "mbarrier: barrier poisoned: completion panicked in phase 2 (seen by arrive_and_wait())"
+        "syncthreads: barrier poisoned: completion panicked in phase 2 (seen by arrive_and_wait())"
     );
     let message = panic_of(|| b.wait(tokens.into_iter().next().unwrap()));
     assert_eq!(
         message,
-        "mbarrier: barrier poisoned: completion panicked in phase 2 (seen by wait)"
+        "syncthreads: barrier poisoned: completion panicked in phase 2 (seen by wait)"
     );
     assert_eq!(dbg(&b), before);
 }
@@ -165,7 +165,7 @@ fn every_operation_panics_after_a_completion_panic() {
     assert_eq!(panic_message(&*payload), "boom");
     assert_every_operation_panics(
         &b,
-        "mbarrier: barrier poisoned: completion panicked in phase 0",
+        "syncthreads: barrier poisoned: completion panicked in phase 0",
         tokens,
     );
 }
@@ -188,7 +188,7 @@ fn poison_inside_the_completion_takes_effect_when_it_returns() {
     let message = panic_of(|| b.wait(t));
     assert_eq!(
         message,
-        "mbarrier: barrier poisoned by poison() (seen by wait)"
+        "syncthreads: barrier poisoned by poison() (seen by wait)"
     );
     drop(u);
 }
@@ -212,7 +212,7 @@ fn arrive_and_wait_whose_completion_poisons_the_barrier_panics() {
     let payload = result.expect_err("arrive_and_wait returned for a phase that never completed");
     let message = panic_message(&*payload);
     assert!(
-        message.starts_with("mbarrier: barrier poisoned by poison() (seen by arrive_and_wait"),
+        message.starts_with("syncthreads: barrier poisoned by poison() (seen by arrive_and_wait"),
         "{message}"
     );
 }
@@ -243,7 +243,7 @@ fn poison_wakes_a_parked_waiter() {
     );
     // The waiting half of arrive_and_wait saw the poisoning.
     assert!(
-        message.starts_with("mbarrier: barrier poisoned by poison() (seen by arrive_and_wait"),
+        message.starts_with("syncthreads: barrier poisoned by poison() (seen by arrive_and_wait"),
         "{message}"
     );
 }
@@ -284,7 +284,7 @@ fn poison_wakes_parked_waiters_of_every_kind() {
             })
         },
     );
-    let prefix = "mbarrier: barrier poisoned by poison() (seen by ";
+    let prefix = "syncthreads: barrier poisoned by poison() (seen by ";
     assert_eq!(
         messages,
         [
@@ -329,7 +329,7 @@ fn panicking_completion_reaches_every_waiter_as_a_panic() {
                         if message == "completion of phase 1 failed" {
                             root.fetch_add(1, Ordering::Relaxed);
                         } else if message.starts_with(
-                            "mbarrier: barrier poisoned: completion panicked in phase 1 (seen by arrive_and_wait",
+                            "syncthreads: barrier poisoned: completion panicked in phase 1 (seen by arrive_and_wait",
                         ) {
                             poisoned.fetch_add(1, Ordering::Relaxed);
                         } else {
@@ -384,7 +384,7 @@ fn arrival_during_a_panicking_completion_panics_instead_of_hanging() {
         got,
         [
             "completion failed".to_owned(),
-            "mbarrier: barrier poisoned: completion panicked in phase 0 (seen by arrive())"
+            "syncthreads: barrier poisoned: completion panicked in phase 0 (seen by arrive())"
                 .to_owned()
         ]
     );
@@ -430,7 +430,7 @@ fn poison_during_the_completion_makes_every_arrive_and_wait_panic() {
         let message =
             result.expect_err("an arrive_and_wait returned although phase 0 never completed");
         assert!(
-            message.starts_with("mbarrier: barrier poisoned by poison() (seen by arrive_and_wait"),
+            message.starts_with("syncthreads: barrier poisoned by poison() (seen by arrive_and_wait"),
             "{message}"
         );
     }

@@ -10,7 +10,7 @@
 //! and wrong results; loom-tests/ covers the memory orderings.
 #![cfg(shuttle)]
 
-use mbarrier::{Barrier, BlockBarrier, Completion, Team, WarpBarrier};
+use syncthreads::{Barrier, BlockBarrier, Completion, Team, WarpBarrier};
 use shuttle::sync::atomic::{AtomicUsize, Ordering};
 use shuttle::sync::Arc;
 use shuttle::thread;
@@ -221,7 +221,7 @@ fn poison_mid_run(threads: usize, at: usize) {
             let message = other.join().unwrap();
             assert!(
                 message
-                    .starts_with("mbarrier: barrier poisoned by poison() (seen by arrive_and_wait"),
+                    .starts_with("syncthreads: barrier poisoned by poison() (seen by arrive_and_wait"),
                 "{message}"
             );
         }
@@ -247,7 +247,7 @@ fn quiet_poison_panics() {
                 .map(String::as_str)
                 .or_else(|| payload.downcast_ref::<&str>().copied())
                 .unwrap_or("");
-            if !message.starts_with("mbarrier: barrier poisoned") {
+            if !message.starts_with("syncthreads: barrier poisoned") {
                 default(info);
             }
         }));
@@ -438,7 +438,7 @@ fn team_unwinding_seat_poisons_every_participant() {
                         let seat = team.seat(t);
                         for p in 0.. {
                             if t == 5 && p == 3 {
-                                panic!("mbarrier: barrier poisoned (test: seat 5 dies)");
+                                panic!("syncthreads: barrier poisoned (test: seat 5 dies)");
                             }
                             seat.arrive_and_wait();
                         }

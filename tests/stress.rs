@@ -4,7 +4,7 @@
 mod common;
 
 use common::{dbg, running, watchdog};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};

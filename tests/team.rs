@@ -7,7 +7,7 @@
 mod common;
 
 use common::{mix, panic_of, scaled, watchdog};
-use mbarrier::{Barrier, Seat, Team};
+use syncthreads::{Barrier, Seat, Team};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
@@ -372,7 +372,7 @@ fn arrive_tx_out_of_range_panics_and_changes_nothing() {
         let message = panic_of(|| seat.arrive_tx(1));
         assert_eq!(
             message,
-            "mbarrier: Seat::arrive_tx(1): the transaction count would go from 1048575 to 1048576, outside -1048575 ..= 1048575",
+            "syncthreads: Seat::arrive_tx(1): the transaction count would go from 1048575 to 1048576, outside -1048575 ..= 1048575",
             "{what}"
         );
         assert_eq!(format!("{team:?}"), before, "{what}");
@@ -450,7 +450,7 @@ fn an_arrival_on_a_poisoned_team_panics_and_changes_nothing() {
                     _ => drop(seat.arrive_tx(1)),
                 });
                 assert!(
-                    message.starts_with("mbarrier: barrier poisoned by poison() (seen by Seat::"),
+                    message.starts_with("syncthreads: barrier poisoned by poison() (seen by Seat::"),
                     "{what}: rank {rank}: {message}"
                 );
                 assert_eq!((format!("{team:?}"), team.missing()), before, "{what}");
@@ -536,7 +536,7 @@ fn an_unwinding_seat_poisons_the_team_and_releases_the_others() {
         for (rank, m) in messages.iter().enumerate() {
             if rank != 7 {
                 assert!(
-                    m.starts_with("mbarrier: barrier poisoned by poison()"),
+                    m.starts_with("syncthreads: barrier poisoned by poison()"),
                     "{what}: {m}"
                 );
             }
@@ -571,7 +571,7 @@ fn arrive_and_drop_on_a_poisoned_team_panics() {
     let message = panic_of(move || seat.arrive_and_drop());
     assert!(
         message.starts_with(
-            "mbarrier: barrier poisoned by poison() (seen by Seat::arrive_and_drop())"
+            "syncthreads: barrier poisoned by poison() (seen by Seat::arrive_and_drop())"
         ),
         "{message}"
     );
@@ -583,11 +583,11 @@ fn seats_are_handed_out_once_per_rank() {
     let three = team.seat(3);
     assert_eq!(
         panic_of(|| team.seat(3)),
-        "mbarrier: Team::seat(3): seat 3 was already handed out (each rank once)"
+        "syncthreads: Team::seat(3): seat 3 was already handed out (each rank once)"
     );
     assert_eq!(
         panic_of(|| team.seat(8)),
-        "mbarrier: Team::seat(8): rank out of range: the team has capacity 8 (ranks 0 ..= 7)"
+        "syncthreads: Team::seat(8): rank out of range: the team has capacity 8 (ranks 0 ..= 7)"
     );
     let ranks: Vec<usize> = team.seats().map(|s| s.rank()).collect();
     assert_eq!(ranks, [0, 1, 2, 4, 5, 6, 7]);
@@ -595,7 +595,7 @@ fn seats_are_handed_out_once_per_rank() {
     drop(three);
     assert_eq!(
         panic_of(|| Team::new(0)),
-        "mbarrier: Team::new(0): the seat count must be in 1 ..= 1048575 (Barrier::MAX)"
+        "syncthreads: Team::new(0): the seat count must be in 1 ..= 1048575 (Barrier::MAX)"
     );
     assert!(panic_of(|| Team::with_shape(4, 1, 0)).contains("the fan-in must be in 2 ..= 64"));
 }
@@ -682,7 +682,7 @@ fn a_panicking_completion_poisons_the_team() {
     assert!(messages
         .iter()
         .filter(|m| *m != "boom")
-        .all(|m| m.starts_with("mbarrier: barrier poisoned: completion panicked in phase 3")));
+        .all(|m| m.starts_with("syncthreads: barrier poisoned: completion panicked in phase 3")));
 }
 
 type OwnSeat = Seat<'static, fn()>;
@@ -756,7 +756,7 @@ impl OwnCompletion {
         {
             assert_eq!(
                 message,
-                &format!("mbarrier: Seat::{op}: called inside this barrier's own completion function, where it would deadlock"),
+                &format!("syncthreads: Seat::{op}: called inside this barrier's own completion function, where it would deadlock"),
                 "{what}"
             );
         }
@@ -887,7 +887,7 @@ fn expected_reduction(live: &[usize], n: usize, phase: usize) -> usize {
 #[test]
 fn block_seats_reduce_exactly_over_thousands_of_phases() {
     for threads in [3, 16, 40] {
-        let block = mbarrier::BlockBarrier::new(threads);
+        let block = syncthreads::BlockBarrier::new(threads);
         let phases = if threads > 16 {
             scaled(800, 4)
         } else {
@@ -936,7 +936,7 @@ fn block_seats_that_leave_are_not_counted() {
     // Rank 4 and up leave one by one, spread over the phases.
     const STEP: usize = PHASES / 17;
     let leave_at = |rank: usize| if rank < 4 { usize::MAX } else { rank * STEP };
-    let block = mbarrier::BlockBarrier::new(THREADS);
+    let block = syncthreads::BlockBarrier::new(THREADS);
     watchdog(
         60,
         || format!("{block:?}"),
@@ -973,17 +973,17 @@ fn block_seats_that_leave_are_not_counted() {
 
 #[test]
 fn a_block_is_used_through_seats_or_seat_less_not_both() {
-    let block = mbarrier::BlockBarrier::new(1);
+    let block = syncthreads::BlockBarrier::new(1);
     block.sync(); // seat-less from now on
     let before = format!("{block:?}");
     assert_eq!(
         panic_of(|| block.seat(0)),
-        "mbarrier: BlockBarrier::seat(0): the block was already synced seat-less; a BlockBarrier is used either through seats or seat-less, not both"
+        "syncthreads: BlockBarrier::seat(0): the block was already synced seat-less; a BlockBarrier is used either through seats or seat-less, not both"
     );
     assert_eq!(format!("{block:?}"), before);
     assert!(block.sync_and(true));
 
-    let block = mbarrier::BlockBarrier::new(2);
+    let block = syncthreads::BlockBarrier::new(2);
     let seat = block.seat(1);
     let before = format!("{block:?}");
     for op in 0..4 {
@@ -994,7 +994,7 @@ fn a_block_is_used_through_seats_or_seat_less_not_both() {
             _ => drop(block.sync_or(true)),
         });
         assert!(
-            message.starts_with("mbarrier: BlockBarrier::sync")
+            message.starts_with("syncthreads: BlockBarrier::sync")
                 && message.contains("seat-less sync of a block whose threads took seats"),
             "{message}"
         );
@@ -1002,11 +1002,11 @@ fn a_block_is_used_through_seats_or_seat_less_not_both() {
     }
     assert_eq!(
         panic_of(|| block.seat(1)),
-        "mbarrier: BlockBarrier::seat(1): the seat of rank 1 was already taken (each rank once)"
+        "syncthreads: BlockBarrier::seat(1): the seat of rank 1 was already taken (each rank once)"
     );
     assert_eq!(
         panic_of(|| block.seat(2)),
-        "mbarrier: BlockBarrier::seat(2): rank out of range: the block has 2 threads (ranks 0 ..= 1)"
+        "syncthreads: BlockBarrier::seat(2): rank out of range: the block has 2 threads (ranks 0 ..= 1)"
     );
     assert_eq!(
         format!("{seat:?}"),
@@ -1014,7 +1014,7 @@ fn a_block_is_used_through_seats_or_seat_less_not_both() {
     );
     let other = block.seat(0);
     // One call site for both (a divergent sync otherwise, with `diagnostics`).
-    let sync_count = |seat: &mbarrier::BlockSeat<'_>| seat.sync_count(true);
+    let sync_count = |seat: &syncthreads::BlockSeat<'_>| seat.sync_count(true);
     thread::scope(|s| {
         s.spawn(move || assert_eq!(sync_count(&other), 2));
         assert_eq!(sync_count(&seat), 2);
@@ -1023,7 +1023,7 @@ fn a_block_is_used_through_seats_or_seat_less_not_both() {
 
 #[test]
 fn an_unwinding_block_seat_poisons_the_block() {
-    let block = mbarrier::BlockBarrier::new(8);
+    let block = syncthreads::BlockBarrier::new(8);
     let messages: Vec<String> = watchdog(
         30,
         || format!("{block:?}"),
@@ -1054,7 +1054,7 @@ fn an_unwinding_block_seat_poisons_the_block() {
     assert!(messages
         .iter()
         .enumerate()
-        .all(|(r, m)| r == 2 || m.starts_with("mbarrier: barrier poisoned")));
+        .all(|(r, m)| r == 2 || m.starts_with("syncthreads: barrier poisoned")));
 }
 
 #[test]
@@ -1066,7 +1066,7 @@ fn launch_sixty_four_threads_reduces_through_seats() {
         120,
         || "launch(64)".to_string(),
         || {
-            mbarrier::launch(THREADS, |block| {
+            syncthreads::launch(THREADS, |block| {
                 let rank = block.thread_rank();
                 let all: Vec<usize> = (0..THREADS).collect();
                 let mut sum = 0;
@@ -1106,7 +1106,7 @@ fn launch_sixty_four_threads_reduces_through_seats() {
 
 #[test]
 fn a_seat_less_sync_inside_launch_panics() {
-    let got = mbarrier::launch(4, |block| {
+    let got = syncthreads::launch(4, |block| {
         let message = panic_of(|| block.barrier().sync());
         block.sync();
         message
@@ -1127,7 +1127,7 @@ fn a_launched_thread_that_returns_early_leaves_the_block() {
         30,
         || "launch(8)".to_string(),
         || {
-            mbarrier::launch(8, |block| {
+            syncthreads::launch(8, |block| {
                 if block.thread_rank() % 2 == 1 {
                     return Vec::new();
                 }
@@ -1152,7 +1152,7 @@ fn a_launched_thread_that_returns_early_leaves_the_block() {
 /// word shows when the other seat has arrived.
 #[test]
 fn a_leave_that_completes_a_phase_still_clears_its_counter() {
-    let block = mbarrier::BlockBarrier::new(2);
+    let block = syncthreads::BlockBarrier::new(2);
     let counts = watchdog(
         30,
         || format!("{block:?}"),
@@ -1160,7 +1160,7 @@ fn a_leave_that_completes_a_phase_still_clears_its_counter() {
             thread::scope(|s| {
                 let (a, b) = (block.seat(0), block.seat(1));
                 // One call site for both (with `diagnostics`, two would diverge).
-                let sync_count = |seat: &mbarrier::BlockSeat<'_>| seat.sync_count(true);
+                let sync_count = |seat: &syncthreads::BlockSeat<'_>| seat.sync_count(true);
                 let stays = s.spawn(move || (0..5).map(|_| sync_count(&a)).collect::<Vec<_>>());
                 assert_eq!((sync_count(&b), sync_count(&b)), (2, 2));
                 // Phase 2: wait until the other seat has arrived, then leave:

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{mix, panic_of, watchdog};
-use mbarrier::{BlockBarrier, Team};
+use syncthreads::{BlockBarrier, Team};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -30,7 +30,7 @@ fn progress(debug: &str) -> (usize, usize) {
     (field("arrived"), field("expected"))
 }
 
-fn team_progress<F: mbarrier::Completion>(team: &Team<F>) -> (usize, usize) {
+fn team_progress<F: syncthreads::Completion>(team: &Team<F>) -> (usize, usize) {
     progress(&format!("{team:?}"))
 }
 
@@ -69,15 +69,15 @@ fn capacity_is_reported_and_new_has_its_seat_count_as_capacity() {
 #[test]
 fn with_capacity_out_of_range_panics() {
     assert!(panic_of(|| Team::with_capacity(0, 4))
-        .contains("mbarrier: Team::with_capacity(0, 4): the seat count must be in 1 ..= "));
+        .contains("syncthreads: Team::with_capacity(0, 4): the seat count must be in 1 ..= "));
     assert!(panic_of(|| Team::with_capacity(5, 4))
-        .contains("mbarrier: Team::with_capacity(5, 4): the capacity must be in 5 ..= 1048575"));
+        .contains("syncthreads: Team::with_capacity(5, 4): the capacity must be in 5 ..= 1048575"));
     assert!(
-        panic_of(|| Team::with_capacity(1, mbarrier::Barrier::MAX + 1))
+        panic_of(|| Team::with_capacity(1, syncthreads::Barrier::MAX + 1))
             .contains("the capacity must be in 1 ..= 1048575")
     );
     assert!(panic_of(|| Team::with_completion_and_capacity(3, 2, || {}))
-        .contains("mbarrier: Team::with_completion_and_capacity(3, 2, _): the capacity must be in 3 ..= 1048575"));
+        .contains("syncthreads: Team::with_completion_and_capacity(3, 2, _): the capacity must be in 3 ..= 1048575"));
 }
 
 #[test]
@@ -85,14 +85,14 @@ fn seat_of_a_rank_not_taking_part_names_join_and_beyond_capacity_names_the_range
     let team = Team::with_capacity(2, 6);
     let message = panic_of(|| team.seat(4));
     assert!(
-        message.contains("mbarrier: Team::seat(4): rank 4 does not take part"),
+        message.contains("syncthreads: Team::seat(4): rank 4 does not take part"),
         "{message}"
     );
     assert!(message.contains("Team::join"), "{message}");
     let message = panic_of(|| team.seat(6));
     assert!(
         message.contains(
-            "mbarrier: Team::seat(6): rank out of range: the team has capacity 6 (ranks 0 ..= 5)"
+            "syncthreads: Team::seat(6): rank out of range: the team has capacity 6 (ranks 0 ..= 5)"
         ),
         "{message}"
     );
@@ -133,7 +133,7 @@ fn a_join_makes_the_current_phase_wait_for_the_joined_seat() {
 }
 
 /// The word's part of a team's `Debug`.
-fn word_of<F: mbarrier::Completion>(team: &Team<F>) -> String {
+fn word_of<F: syncthreads::Completion>(team: &Team<F>) -> String {
     let debug = format!("{team:?}");
     let at = debug.find("barrier: ").expect("a barrier field");
     debug[at..].to_owned()
@@ -452,7 +452,7 @@ fn join_on_a_poisoned_team_panics_and_changes_nothing() {
     let before = format!("{team:?}");
     let message = panic_of(|| team.join());
     assert!(
-        message.starts_with("mbarrier: barrier poisoned by poison() (seen by Team::join())"),
+        message.starts_with("syncthreads: barrier poisoned by poison() (seen by Team::join())"),
         "{message}"
     );
     assert_eq!(format!("{team:?}"), before);
@@ -465,7 +465,7 @@ fn join_on_a_retired_team_panics() {
     let before = format!("{team:?}");
     let message = panic_of(|| team.join());
     assert!(
-        message.contains("mbarrier: Team::join(): the barrier is retired"),
+        message.contains("syncthreads: Team::join(): the barrier is retired"),
         "{message}"
     );
     assert_eq!(format!("{team:?}"), before);
@@ -485,7 +485,7 @@ fn join_inside_the_teams_own_completion_function_panics() {
     let seat = team.seat(0);
     drop(seat.arrive());
     let (message, before, after) = SEEN.lock().unwrap().take().expect("the completion ran");
-    assert_eq!(message, "mbarrier: Team::join(): called inside this barrier's own completion function, where it would deadlock");
+    assert_eq!(message, "syncthreads: Team::join(): called inside this barrier's own completion function, where it would deadlock");
     assert_eq!(before, after);
     std::mem::forget(seat);
 }
@@ -614,12 +614,12 @@ fn progress_is_the_completing_phases_while_a_seat_waits_in_the_window() {
 
 /// Every seat syncs at this one call site (the `diagnostics` feature
 /// checks that a phase's syncs come from one).
-fn sync(seat: &mbarrier::BlockSeat<'_>) {
+fn sync(seat: &syncthreads::BlockSeat<'_>) {
     seat.sync();
 }
 
 /// The same for a launched block.
-fn block_sync(block: &mbarrier::Block<'_>) {
+fn block_sync(block: &syncthreads::Block<'_>) {
     block.sync();
 }
 
@@ -656,7 +656,7 @@ fn block_missing_is_none_until_seats_are_used_and_then_exact() {
 #[test]
 fn launch_blocks_show_their_progress() {
     let seen = Mutex::new(Vec::new());
-    mbarrier::launch(2, |block| {
+    syncthreads::launch(2, |block| {
         if block.thread_rank() == 1 {
             block_sync(block);
         } else {
@@ -762,7 +762,7 @@ impl Ledger {
 
 /// One phase of the anchor (rank 0): publish, arrive and wait.
 fn phase_of(
-    anchor: &mbarrier::Seat<'_, impl FnMut() + Send>,
+    anchor: &syncthreads::Seat<'_, impl FnMut() + Send>,
     ledger: &Mutex<Ledger>,
     leaders: &Mutex<BTreeMap<u64, usize>>,
 ) {

@@ -9,12 +9,12 @@
 mod common;
 
 use common::{dbg, running, watchdog};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::LazyLock;
 
-const CHILD_ENV: &str = "MBARRIER_TEST_THREAD_EXIT_CHILD";
+const CHILD_ENV: &str = "SYNCTHREADS_TEST_THREAD_EXIT_CHILD";
 
 static RUNS: AtomicUsize = AtomicUsize::new(0);
 

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{dbg, running, watchdog};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{dbg, running};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 const MAX_TX: i64 = Barrier::MAX_TX as i64;

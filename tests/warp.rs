@@ -5,7 +5,7 @@
 mod common;
 
 use common::{panic_of as panic_message, watchdog};
-use mbarrier::WarpBarrier;
+use syncthreads::WarpBarrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -312,25 +312,25 @@ fn misuse_panics_with_the_lane_and_the_mask_and_changes_nothing() {
     let warp = WarpBarrier::new(4);
     assert_eq!(
         panic_message(|| warp.sync(3, 0b0101)),
-        "mbarrier: WarpBarrier::sync(lane 3, mask 0x5): lane 3 is not in its own mask"
+        "syncthreads: WarpBarrier::sync(lane 3, mask 0x5): lane 3 is not in its own mask"
     );
     assert_eq!(
         panic_message(|| warp.sync(4, 0b1_0000)),
-        "mbarrier: WarpBarrier::sync(lane 4, mask 0x10): lane 4 is out of range: this WarpBarrier has 4 lanes"
+        "syncthreads: WarpBarrier::sync(lane 4, mask 0x10): lane 4 is out of range: this WarpBarrier has 4 lanes"
     );
     assert_eq!(
         panic_message(|| warp.sync(1, 0x302)),
-        "mbarrier: WarpBarrier::sync(lane 1, mask 0x302): the mask names lanes (0x300) beyond the 4 lanes of this WarpBarrier"
+        "syncthreads: WarpBarrier::sync(lane 1, mask 0x302): the mask names lanes (0x300) beyond the 4 lanes of this WarpBarrier"
     );
     assert_eq!(
         panic_message(|| warp.sync(0, 0)),
-        "mbarrier: WarpBarrier::sync(lane 0, mask 0x0): lane 0 is not in its own mask"
+        "syncthreads: WarpBarrier::sync(lane 0, mask 0x0): lane 0 is not in its own mask"
     );
     assert_eq!(format!("{warp:?}"), "WarpBarrier { synced: [0, 0, 0, 0] }");
     let one = WarpBarrier::new(1);
     assert_eq!(
         panic_message(|| one.sync(1, 0b10)),
-        "mbarrier: WarpBarrier::sync(lane 1, mask 0x2): lane 1 is out of range: this WarpBarrier has 1 lane"
+        "syncthreads: WarpBarrier::sync(lane 1, mask 0x2): lane 1 is out of range: this WarpBarrier has 1 lane"
     );
 }
 
@@ -338,11 +338,11 @@ fn misuse_panics_with_the_lane_and_the_mask_and_changes_nothing() {
 fn new_rejects_zero_and_more_than_sixty_four_lanes() {
     assert_eq!(
         panic_message(|| WarpBarrier::new(0)),
-        "mbarrier: WarpBarrier::new(0): lanes must be in 1 ..= 64"
+        "syncthreads: WarpBarrier::new(0): lanes must be in 1 ..= 64"
     );
     assert_eq!(
         panic_message(|| WarpBarrier::new(65)),
-        "mbarrier: WarpBarrier::new(65): lanes must be in 1 ..= 64"
+        "syncthreads: WarpBarrier::new(65): lanes must be in 1 ..= 64"
     );
     let warp = WarpBarrier::new(64);
     assert_eq!((warp.lanes(), warp.full_mask()), (64, u64::MAX));

@@ -78,7 +78,7 @@ impl Entry {
 ///
 /// fn team_pool(n: usize) -> Pool {
 ///     Pool::custom(n, |runners| {
-///         let team = Arc::new(mbarrier::Team::new(n));
+///         let team = Arc::new(barrier::Team::new(n));
 ///         runners.into_iter().map(|r| {
 ///             let team = team.clone();
 ///             std::thread::spawn(move || {
@@ -90,13 +90,13 @@ impl Entry {
 /// }
 /// ```
 pub(crate) const KINDS: &[Entry] = &[
-    Entry::ours("mbarrier", "mbarrier", Pool::new::<Mb>),
+    Entry::ours("barrier", "barrier", Pool::new::<Mb>),
     #[cfg(feature = "bench")]
-    Entry::ours("classic", "mbarrier (classic policy)", Pool::new::<Mb>).policy(Pol::Classic),
+    Entry::ours("classic", "Barrier (classic policy)", Pool::new::<Mb>).policy(Pol::Classic),
     #[cfg(feature = "bench")]
-    Entry::ours("spin-only", "mbarrier (spin only)", Pool::new::<Mb>).policy(Pol::SpinOnly),
+    Entry::ours("spin-only", "Barrier (spin only)", Pool::new::<Mb>).policy(Pol::SpinOnly),
     #[cfg(feature = "bench")]
-    Entry::ours("no-backoff", "mbarrier (no yield backoff)", Pool::new::<Mb>)
+    Entry::ours("no-backoff", "Barrier (no yield backoff)", Pool::new::<Mb>)
         .policy(Pol::NoYieldBackoff),
     Entry::ours("team", "Team", |n| Pool::team(n, 4, 2)),
     Entry::ours("team-f2", "Team (fan-in 2)", |n| Pool::team(n, 2, 2)),
@@ -128,18 +128,18 @@ pub(crate) const KINDS: &[Entry] = &[
 /// Ratio columns of the latency table: `(numerator, denominator)` by key;
 /// [`BEST_PEER`] is the fastest peer of the row.
 pub(crate) const RATIOS: &[(&str, &str)] = &[
-    ("std", "mbarrier"),
-    ("mbarrier", BEST_PEER),
-    ("mbarrier", "dissemination"),
+    ("std", "barrier"),
+    ("barrier", BEST_PEER),
+    ("barrier", "dissemination"),
     ("team", "dissemination"),
-    ("team", "mbarrier"),
+    ("team", "barrier"),
     ("team", "team-no-table"),
     ("block", "block-no-table"),
     ("team-cap64", "team"),
 ];
 
 /// Ratio columns of the CPU table.
-pub(crate) const CPU_RATIOS: &[(&str, &str)] = &[("mbarrier", "std")];
+pub(crate) const CPU_RATIOS: &[(&str, &str)] = &[("barrier", "std")];
 
 pub(crate) const BEST_PEER: &str = "best peer";
 
@@ -151,7 +151,7 @@ pub(crate) fn kind_index(key: &str) -> Option<usize> {
 /// `--features bench`; without it every team keeps its table).
 pub(crate) fn set_table(on: bool) {
     #[cfg(feature = "bench")]
-    mbarrier::bench_hooks::set_rank_table(on);
+    barrier::bench_hooks::set_rank_table(on);
     #[cfg(not(feature = "bench"))]
     let _ = on;
 }
@@ -159,8 +159,8 @@ pub(crate) fn set_table(on: bool) {
 pub(crate) fn set_policy(p: Pol) {
     #[cfg(feature = "bench")]
     {
-        use mbarrier::bench_hooks::Policy;
-        mbarrier::bench_hooks::set_policy(match p {
+        use barrier::bench_hooks::Policy;
+        barrier::bench_hooks::set_policy(match p {
             Pol::Default => Policy::Adaptive,
             Pol::Classic => Policy::Classic,
             Pol::SpinOnly => Policy::SpinOnly,
@@ -239,7 +239,7 @@ impl Stats {
 pub(crate) fn take_stats() -> Stats {
     #[cfg(feature = "bench")]
     {
-        let s = mbarrier::bench_hooks::take_stats();
+        let s = barrier::bench_hooks::take_stats();
         Stats {
             waits: s.waits,
             ended_spin: s.ended_spin,

@@ -20,14 +20,14 @@
 //! # participant i pinned to CPU i of the allowed set
 //! bench_table --threads 16 --sections episode --pin
 //! # the same short measurement in 10 new processes: is the result bimodal?
-//! bench_table --threads 64 --only mbarrier,hurdles --fresh 10 --episodes 20000
+//! bench_table --threads 64 --only barrier,hurdles --fresh 10 --episodes 20000
 //! # 2 participants on 2 CPUs of a larger machine, beside 2 hog processes
 //! bench_table --cpus 2 --threads 2 --sections episode --hogs 2 --hog-procs --hog-pattern 2,1
 //! ```
 //!
 //! Built with `--features bench` (the crate's `bench_hooks`: wait-stage
 //! counters and a process-wide policy switch), the table also has the kinds
-//! "mbarrier (classic policy)" and "mbarrier (spin only)", and `--stats`
+//! "Barrier (classic policy)" and "Barrier (spin only)", and `--stats`
 //! prints which stage each wait ended in and the time spent in each.
 //!
 //! Method: for every thread count, each round runs every barrier kind once
@@ -114,7 +114,7 @@ pub(crate) fn main() {
     }
     // Counting waits costs clock readings and shared RMWs: only with --stats.
     #[cfg(feature = "bench")]
-    mbarrier::bench_hooks::set_stats(o.stats);
+    barrier::bench_hooks::set_stats(o.stats);
     if o.list_kinds {
         for e in KINDS {
             println!("{}\t{}", e.key, e.name);
@@ -170,9 +170,9 @@ pub(crate) fn main() {
     }
     if o.fresh.is_none() && o.sections.episode {
         targets.push(format!(
-            "memory: size_of::<mbarrier::Barrier>() == 8: {} ({} bytes; std::sync::Barrier: {} bytes)",
-            verdict(std::mem::size_of::<mbarrier::Barrier>() as f64, 8.0, false),
-            std::mem::size_of::<mbarrier::Barrier>(),
+            "memory: size_of::<barrier::Barrier>() == 8: {} ({} bytes; std::sync::Barrier: {} bytes)",
+            verdict(std::mem::size_of::<barrier::Barrier>() as f64, 8.0, false),
+            std::mem::size_of::<barrier::Barrier>(),
             std::mem::size_of::<std::sync::Barrier>()
         ));
     }

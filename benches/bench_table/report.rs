@@ -5,7 +5,7 @@ use super::*;
 pub(crate) fn header(r: &mut Report<'_>) {
     let o = r.o;
     let c = cores();
-    r.line("# mbarrier bench_table\n");
+    r.line("# bench_table\n");
     r.line(format!("- command: `bench_table {}`", o.argv.join(" ")));
     r.line(format!(
         "- machine: {c} CPUs for this process (online: {}), CPU `{}`, kernel {}, loadavg at start {}",
@@ -19,8 +19,8 @@ pub(crate) fn header(r: &mut Report<'_>) {
         loadavg()
     ));
     r.line(format!(
-        "- size_of::<mbarrier::Barrier>() = {}, size_of::<std::sync::Barrier>() = {}, size_of::<hurdles::Barrier>() = {} per thread (+ a shared heap block)",
-        std::mem::size_of::<mbarrier::Barrier>(),
+        "- size_of::<barrier::Barrier>() = {}, size_of::<std::sync::Barrier>() = {}, size_of::<hurdles::Barrier>() = {} per thread (+ a shared heap block)",
+        std::mem::size_of::<barrier::Barrier>(),
         std::mem::size_of::<std::sync::Barrier>(),
         std::mem::size_of::<hurdles::Barrier>()
     ));
@@ -59,7 +59,7 @@ pub(crate) fn header(r: &mut Report<'_>) {
     r.line(format!(
         "- build: {}",
         if cfg!(feature = "bench") {
-            "--features bench (policy switch and wait-stage counters of mbarrier::bench_hooks)"
+            "--features bench (policy switch and wait-stage counters of barrier::bench_hooks)"
         } else {
             "default features (the crate's default policy only; no wait-stage counters)"
         }
@@ -225,7 +225,7 @@ pub(crate) fn episode_tables(r: &mut Report<'_>, res: &Results) {
 
     if o.stats {
         r.line(format!(
-            "\n## Wait stages (mbarrier::bench_hooks, summed over the {} rounds)\n",
+            "\n## Wait stages (barrier::bench_hooks, summed over the {} rounds)\n",
             o.rounds
         ));
         r.line("Which stage each wait ended in, and the mean time per wait spent in each stage (over all waits). A slow yield is one that took longer than the policy's threshold.\n");
@@ -270,7 +270,7 @@ pub(crate) fn stats_cells(s: &Stats) -> String {
     )
 }
 
-/// The numbers of a comparison: "mbarrier 2.98 µs, std 38.3 µs".
+/// The numbers of a comparison: "barrier 2.98 µs, std 38.3 µs".
 pub(crate) fn pair(a: &str, x: f64, b: &str, y: f64) -> String {
     format!("{a} {}, {b} {}", fmt_time(x), fmt_time(y))
 }
@@ -278,13 +278,13 @@ pub(crate) fn pair(a: &str, x: f64, b: &str, y: f64) -> String {
 pub(crate) fn episode_targets(o: &Opts, res: &Results, t: &mut Vec<String>, p: &mut Vec<String>) {
     let c = cores();
     let has = |key: &str| kind_index(key).is_some_and(|k| o.only.contains(&k));
-    if !has("mbarrier") {
+    if !has("barrier") {
         return;
     }
     for &n in &o.threads {
         let m = |key| median_of(res, n, key, false);
         let cpu = |key| median_of(res, n, key, true);
-        let (mb, std, hurdles, diss) = (m("mbarrier"), m("std"), m("hurdles"), m("dissemination"));
+        let (mb, std, hurdles, diss) = (m("barrier"), m("std"), m("hurdles"), m("dissemination"));
         if o.hogs == 0 && has("std") {
             let line = if n <= c {
                 format!("{n} threads / {c} cores")
@@ -295,18 +295,18 @@ pub(crate) fn episode_targets(o: &Opts, res: &Results, t: &mut Vec<String>, p: &
                 )
             };
             t.push(format!(
-                "{line}: at least 20x faster than std: {} (std / mbarrier = {}; {})",
+                "{line}: at least 20x faster than std: {} (std / barrier = {}; {})",
                 verdict(std / mb, 20.0, true),
                 fmt_ratio(std / mb),
-                pair("mbarrier", mb, "std", std)
+                pair("barrier", mb, "std", std)
             ));
         }
         if o.hogs == 0 && n <= c && (n == 2 || n == 16) && has("dissemination") {
             t.push(format!(
-                "{n} threads / {c} cores: within 1.3x of the dissemination spin barrier: {} (mbarrier / dissemination = {}; {})",
+                "{n} threads / {c} cores: within 1.3x of the dissemination spin barrier: {} (barrier / dissemination = {}; {})",
                 verdict(mb / diss, 1.3, false),
                 fmt_ratio(mb / diss),
-                pair("mbarrier", mb, "dissemination", diss)
+                pair("barrier", mb, "dissemination", diss)
             ));
         }
         if o.hogs == 0 && n == 16 && c >= 16 {
@@ -314,7 +314,7 @@ pub(crate) fn episode_targets(o: &Opts, res: &Results, t: &mut Vec<String>, p: &
             // measured elsewhere (../shared/anchors): ~1 300–1 900 ns.
             const OPENMP_16: f64 = 1_600.0;
             t.push(format!(
-                "16 threads / {c} cores: faster than OpenMP's barrier (reference {}, measured elsewhere: run ../shared/anchors beside this for a ratio from one run): {} (mbarrier {})",
+                "16 threads / {c} cores: faster than OpenMP's barrier (reference {}, measured elsewhere: run ../shared/anchors beside this for a ratio from one run): {} (Barrier {})",
                 fmt_time(OPENMP_16),
                 verdict(mb, OPENMP_16, false),
                 fmt_time(mb)
@@ -325,12 +325,12 @@ pub(crate) fn episode_targets(o: &Opts, res: &Results, t: &mut Vec<String>, p: &
             t.push(format!(
                 "{n} threads / {c} cores (oversubscribed): no slower than the best of std and hurdles: {} ({})",
                 verdict(mb, peer, false),
-                pair("mbarrier", mb, "best of them", peer)
+                pair("barrier", mb, "best of them", peer)
             ));
             t.push(format!(
                 "{n} threads / {c} cores (oversubscribed): CPU per episode at most std's: {} ({})",
-                verdict(cpu("mbarrier"), cpu("std"), false),
-                pair("mbarrier", cpu("mbarrier"), "std", cpu("std"))
+                verdict(cpu("barrier"), cpu("std"), false),
+                pair("barrier", cpu("barrier"), "std", cpu("std"))
             ));
         }
         // Issue 12.
@@ -343,27 +343,27 @@ pub(crate) fn episode_targets(o: &Opts, res: &Results, t: &mut Vec<String>, p: &
                     .map_or(f64::NAN, |m| quantile(&m.ns, 1.0) / quantile(&m.ns, 0.0))
             };
             p.push(format!(
-                "{n} threads beside {} foreign {}: no slower than the best of hurdles and std: {} ({}; spread over rounds: mbarrier {}, hurdles {}, std {})",
+                "{n} threads beside {} foreign {}: no slower than the best of hurdles and std: {} ({}; spread over rounds: Barrier {}, hurdles {}, std {})",
                 o.hogs,
                 if o.hog_procs { "processes" } else { "threads" },
                 verdict(mb, best, false),
-                pair("mbarrier", mb, "best of them", best),
-                fmt_ratio(spread("mbarrier")),
+                pair("barrier", mb, "best of them", best),
+                fmt_ratio(spread("barrier")),
                 fmt_ratio(spread("hurdles")),
                 fmt_ratio(spread("std"))
             ));
             p.push(format!(
                 "{n} threads under that load: CPU per episode no more than theirs (the lower of the two): {} ({})",
-                verdict(cpu("mbarrier"), best_cpu, false),
-                pair("mbarrier", cpu("mbarrier"), "lower of them", best_cpu)
+                verdict(cpu("barrier"), best_cpu, false),
+                pair("barrier", cpu("barrier"), "lower of them", best_cpu)
             ));
         }
         if o.hogs == 0 && n > c && has("std") {
             p.push(format!(
-                "{n} threads / {c} cores (oversubscribed): CPU per episode at most 0.5x std's: {} (mbarrier / std = {}; {})",
-                verdict(cpu("mbarrier") / cpu("std"), 0.5, false),
-                fmt_ratio(cpu("mbarrier") / cpu("std")),
-                pair("mbarrier", cpu("mbarrier"), "std", cpu("std"))
+                "{n} threads / {c} cores (oversubscribed): CPU per episode at most 0.5x std's: {} (barrier / std = {}; {})",
+                verdict(cpu("barrier") / cpu("std"), 0.5, false),
+                fmt_ratio(cpu("barrier") / cpu("std")),
+                pair("barrier", cpu("barrier"), "std", cpu("std"))
             ));
         }
     }
@@ -450,7 +450,7 @@ pub(crate) fn fresh(r: &mut Report<'_>, procs: usize, p: &mut Vec<String>) {
         }
     }
     if o.stats {
-        r.line("\n## Wait stages per process (mbarrier::bench_hooks, summed over its rounds)\n");
+        r.line("\n## Wait stages per process (barrier::bench_hooks, summed over its rounds)\n");
         stats_header(
             r,
             "| threads | kind | process | median |",

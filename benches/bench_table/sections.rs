@@ -19,7 +19,7 @@ pub(crate) fn fuzzy(r: &mut Report<'_>, t: &mut Vec<String>, p: &mut Vec<String>
         f.indep_ns / 1000
     ));
     r.line(format!("Wall time per phase, median and (min–max) over {} rounds of {phases} phases. Hidden = (joined - split) / (joined - ideal), from the medians; ideal = max(slow work, fast + independent work, mean work per thread).\n", o.rounds));
-    r.line("| threads | mbarrier arrive_and_wait | mbarrier split arrive/work/wait | std wait | ideal | imbalance hidden by the split |");
+    r.line("| threads | Barrier arrive_and_wait | Barrier split arrive/work/wait | std wait | ideal | imbalance hidden by the split |");
     r.line("|---:|---:|---:|---:|---:|---:|");
     let modes = [
         FuzzyMode::MbJoined,
@@ -84,7 +84,7 @@ pub(crate) fn wake(r: &mut Report<'_>) {
     r.line("| barrier | waiters | p50 | p99 |");
     r.line("|---|---:|---:|---:|");
     for waiters in [1, 3] {
-        for (name, kind) in [("mbarrier", WakeKind::Mb), ("std", WakeKind::Std)] {
+        for (name, kind) in [("barrier", WakeKind::Mb), ("std", WakeKind::Std)] {
             let lat = wake_latency(kind, waiters, samples, Duration::from_millis(1));
             r.line(format!(
                 "| {name} | {waiters} | {} | {} |",
@@ -120,9 +120,9 @@ pub(crate) fn pipe(r: &mut Report<'_>) {
     r.line("| pipeline | items/s | min | max | median vs std lockstep |");
     r.line("|---|---:|---:|---:|---:|");
     let pipes = [
-        ("mbarrier full/empty parity waits", PipeKind::MbParity),
+        ("Barrier full/empty parity waits", PipeKind::MbParity),
         ("std::sync::Barrier lockstep", PipeKind::StdLockstep),
-        ("mbarrier arrive_and_wait lockstep", PipeKind::MbLockstep),
+        ("Barrier arrive_and_wait lockstep", PipeKind::MbLockstep),
     ];
     let mut pv: Vec<Vec<f64>> = vec![Vec::new(); 3];
     for round in 0..o.rounds {

@@ -8,13 +8,13 @@
 //! the clock's own cost shows.
 
 use super::*;
-use mbarrier::bench_hooks::{record_stages, take_stages, StageRecord};
+use barrier::bench_hooks::{record_stages, take_stages, StageRecord};
 
 /// Runs `episodes` episodes (after a fifth of that unrecorded) on a
 /// `Team::new(n)`; each thread's records, by rank, or `None` without
 /// recording (then the wall time per episode only).
 fn run(n: usize, episodes: usize, record: bool) -> (f64, Vec<Vec<StageRecord>>) {
-    let team = Arc::new(mbarrier::Team::new(n));
+    let team = Arc::new(barrier::Team::new(n));
     let start = Arc::new(std::sync::Barrier::new(n + 1));
     let handles: Vec<_> = (0..n)
         .map(|rank| {

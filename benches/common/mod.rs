@@ -34,13 +34,13 @@ pub trait Kind: Send + Sync + 'static {
     fn wait(&self, local: &mut Self::Local);
 }
 
-/// `mbarrier::Barrier::arrive_and_wait`.
-pub struct Mb(pub mbarrier::Barrier);
+/// `barrier::Barrier::arrive_and_wait`.
+pub struct Mb(pub barrier::Barrier);
 
 impl Kind for Mb {
     type Local = ();
     fn new(n: usize) -> Self {
-        Mb(mbarrier::Barrier::new(n))
+        Mb(barrier::Barrier::new(n))
     }
     fn locals(&self, n: usize) -> Vec<()> {
         vec![(); n]
@@ -51,13 +51,13 @@ impl Kind for Mb {
     }
 }
 
-/// `mbarrier::Barrier`, split: `arrive` then `wait(token)`.
-pub struct MbSplit(pub mbarrier::Barrier);
+/// `barrier::Barrier`, split: `arrive` then `wait(token)`.
+pub struct MbSplit(pub barrier::Barrier);
 
 impl Kind for MbSplit {
     type Local = ();
     fn new(n: usize) -> Self {
-        MbSplit(mbarrier::Barrier::new(n))
+        MbSplit(barrier::Barrier::new(n))
     }
     fn locals(&self, n: usize) -> Vec<()> {
         vec![(); n]
@@ -268,12 +268,12 @@ impl Pool {
         Pool { shared, handles }
     }
 
-    /// A `mbarrier::Team` of `n` seats of the given shape (`fan_in`, flat up
+    /// A `barrier::Team` of `n` seats of the given shape (`fan_in`, flat up
     /// to `flat` seats; `Team::with_shape`), each thread arriving through
     /// its seat with `Seat::arrive_and_wait`.
     pub fn team(n: usize, fan_in: usize, flat: usize) -> Pool {
         Pool::custom(n, |runners| {
-            let team = Arc::new(mbarrier::Team::with_shape(n, fan_in, flat));
+            let team = Arc::new(barrier::Team::with_shape(n, fan_in, flat));
             runners
                 .into_iter()
                 .map(|r| {
@@ -289,12 +289,12 @@ impl Pool {
         })
     }
 
-    /// A `mbarrier::Team::with_capacity(n, capacity)` (the default shape
+    /// A `barrier::Team::with_capacity(n, capacity)` (the default shape
     /// for the capacity, `n` seats taking part), each thread arriving
     /// through its seat: what joining costs the common case.
     pub fn team_with_capacity(n: usize, capacity: usize) -> Pool {
         Pool::custom(n, |runners| {
-            let team = Arc::new(mbarrier::Team::with_capacity(n, capacity.max(n)));
+            let team = Arc::new(barrier::Team::with_capacity(n, capacity.max(n)));
             runners
                 .into_iter()
                 .map(|r| {
@@ -310,7 +310,7 @@ impl Pool {
         })
     }
 
-    /// `mbarrier::launch(n, ..)`, each thread of the block syncing with
+    /// `barrier::launch(n, ..)`, each thread of the block syncing with
     /// `Block::sync` (`__syncthreads()`).
     pub fn launched(n: usize) -> Pool {
         Pool::custom(n, |runners| {
@@ -319,7 +319,7 @@ impl Pool {
                 .map(|r| std::sync::Mutex::new(Some(r)))
                 .collect();
             vec![std::thread::spawn(move || {
-                mbarrier::launch(n, |block| {
+                barrier::launch(n, |block| {
                     let runner = slots[block.thread_rank()]
                         .lock()
                         .unwrap()

@@ -56,9 +56,9 @@ pub struct Fuzzy {
 /// How the threads synchronise each phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FuzzyMode {
-    /// mbarrier: dependent + independent work, then `arrive_and_wait`.
+    /// barrier: dependent + independent work, then `arrive_and_wait`.
     MbJoined,
-    /// mbarrier: dependent work, `arrive`, independent work, `wait`.
+    /// barrier: dependent work, `arrive`, independent work, `wait`.
     MbSplit,
     /// std::sync::Barrier: dependent + independent work, then `wait`.
     StdJoined,
@@ -92,7 +92,7 @@ impl Fuzzy {
     /// (thread 0's loop, after a common start).
     pub fn run(&self, n: usize, phases: u64, mode: FuzzyMode) -> Duration {
         work_per_us();
-        let mb = mbarrier::Barrier::new(n);
+        let mb = barrier::Barrier::new(n);
         let sb = std::sync::Barrier::new(n);
         let start = std::sync::Barrier::new(n);
         let elapsed = AtomicU64::new(0);
@@ -156,7 +156,7 @@ pub enum WakeKind {
 /// (samples where a waiter was late and did not wait at all are dropped).
 pub fn wake_latency(kind: WakeKind, waiters: usize, samples: usize, sleep: Duration) -> Vec<f64> {
     let n = waiters + 1;
-    let mb = mbarrier::Barrier::new(n);
+    let mb = barrier::Barrier::new(n);
     let sb = std::sync::Barrier::new(n);
     let base = Instant::now();
     let stamp = AtomicU64::new(0);
@@ -208,13 +208,13 @@ pub const ITEM_WORDS: usize = 256;
 /// How the producer and the consumer hand the two buffers over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PipeKind {
-    /// mbarrier `full[2]` / `empty[2]` (expected 1 each) with parity waits:
+    /// barrier `full[2]` / `empty[2]` (expected 1 each) with parity waits:
     /// the producer runs up to two items ahead.
     MbParity,
     /// Lockstep with `std::sync::Barrier(2)`: the producer fills one buffer
     /// while the consumer drains the other, then both `wait`.
     StdLockstep,
-    /// The same lockstep with `mbarrier::Barrier::arrive_and_wait`.
+    /// The same lockstep with `barrier::Barrier::arrive_and_wait`.
     MbLockstep,
 }
 
@@ -224,10 +224,10 @@ pub enum PipeKind {
 pub fn pipeline(kind: PipeKind, items: u64) -> Duration {
     let bufs: [Vec<AtomicU64>; 2] =
         std::array::from_fn(|_| (0..ITEM_WORDS).map(|_| AtomicU64::new(0)).collect());
-    let full = [mbarrier::Barrier::new(1), mbarrier::Barrier::new(1)];
-    let empty = [mbarrier::Barrier::new(1), mbarrier::Barrier::new(1)];
+    let full = [barrier::Barrier::new(1), barrier::Barrier::new(1)];
+    let empty = [barrier::Barrier::new(1), barrier::Barrier::new(1)];
     let lock_std = std::sync::Barrier::new(2);
-    let lock_mb = mbarrier::Barrier::new(2);
+    let lock_mb = barrier::Barrier::new(2);
     let start = std::sync::Barrier::new(2);
     let sync = || match kind {
         PipeKind::StdLockstep => {
@@ -310,11 +310,11 @@ pub fn pipeline(kind: PipeKind, items: u64) -> Duration {
 
 /// The single-thread operations measured in ns per call.
 pub const SINGLE_OPS: [&str; 7] = [
-    "mbarrier new(1) arrive_and_wait",
-    "mbarrier arrive (non-completing)",
-    "mbarrier try_wait_parity",
-    "mbarrier expect_tx + complete_tx",
-    "mbarrier arrive + wait (new(1))",
+    "Barrier new(1) arrive_and_wait",
+    "Barrier arrive (non-completing)",
+    "Barrier try_wait_parity",
+    "Barrier expect_tx + complete_tx",
+    "Barrier arrive + wait (new(1))",
     "std Barrier new(1) wait",
     "hurdles new(1) wait",
 ];
@@ -324,7 +324,7 @@ pub const SINGLE_OPS: [&str; 7] = [
 pub fn single(op: usize, iters: u64) -> Duration {
     match op {
         0 => {
-            let b = mbarrier::Barrier::new(1);
+            let b = barrier::Barrier::new(1);
             let t = Instant::now();
             for _ in 0..iters {
                 black_box(black_box(&b).arrive_and_wait());
@@ -334,13 +334,13 @@ pub fn single(op: usize, iters: u64) -> Duration {
         1 => {
             // A phase of MAX arrivals, of which we make MAX - 1; a fresh barrier
             // after that (a store, amortised over a million arrivals).
-            let mut b = mbarrier::Barrier::new(mbarrier::Barrier::MAX);
-            let mut left = mbarrier::Barrier::MAX - 1;
+            let mut b = barrier::Barrier::new(barrier::Barrier::MAX);
+            let mut left = barrier::Barrier::MAX - 1;
             let t = Instant::now();
             for _ in 0..iters {
                 if left == 0 {
-                    b = mbarrier::Barrier::new(mbarrier::Barrier::MAX);
-                    left = mbarrier::Barrier::MAX - 1;
+                    b = barrier::Barrier::new(barrier::Barrier::MAX);
+                    left = barrier::Barrier::MAX - 1;
                 }
                 left -= 1;
                 drop(black_box(black_box(&b).arrive()));
@@ -348,7 +348,7 @@ pub fn single(op: usize, iters: u64) -> Duration {
             t.elapsed()
         }
         2 => {
-            let b = mbarrier::Barrier::new(2);
+            let b = barrier::Barrier::new(2);
             let t = Instant::now();
             for _ in 0..iters {
                 black_box(black_box(&b).try_wait_parity(black_box(false)));
@@ -356,7 +356,7 @@ pub fn single(op: usize, iters: u64) -> Duration {
             t.elapsed()
         }
         3 => {
-            let b = mbarrier::Barrier::new(1);
+            let b = barrier::Barrier::new(1);
             let t = Instant::now();
             for _ in 0..iters {
                 let b = black_box(&b);
@@ -366,7 +366,7 @@ pub fn single(op: usize, iters: u64) -> Duration {
             t.elapsed()
         }
         4 => {
-            let b = mbarrier::Barrier::new(1);
+            let b = barrier::Barrier::new(1);
             let t = Instant::now();
             for _ in 0..iters {
                 let b = black_box(&b);

@@ -13,7 +13,7 @@ use loom::{
     },
     thread,
 };
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Wake, Waker};

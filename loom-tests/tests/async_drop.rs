@@ -8,7 +8,7 @@
 mod common;
 use common::{model, Probe};
 use loom::{sync::Arc, thread};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 
 #[test]
 fn a_future_dropped_while_being_woken_is_safe_and_keeps_its_arrival() {

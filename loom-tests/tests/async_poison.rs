@@ -6,7 +6,7 @@
 mod common;
 use common::{model, panic_message, quiet_expected_panics};
 use loom::{future::block_on, sync::Arc, thread};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 #[test]
@@ -23,7 +23,7 @@ fn poison_racing_a_registration_wakes_the_task_which_panics() {
             .expect_err("a wait on a poisoned barrier panics");
         assert_eq!(
             panic_message(&*payload),
-            "mbarrier: barrier poisoned by poison() (seen by wait_async)"
+            "syncthreads: barrier poisoned by poison() (seen by wait_async)"
         );
         poisoner.join().unwrap();
     });

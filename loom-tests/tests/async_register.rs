@@ -7,7 +7,7 @@
 mod common;
 use common::{model, Probe};
 use loom::{sync::Arc, thread};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::pin::pin;
 
 #[test]

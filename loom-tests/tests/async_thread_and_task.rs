@@ -5,7 +5,7 @@
 mod common;
 use common::{model, Slots};
 use loom::{future::block_on, sync::Arc, thread};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 
 #[test]
 fn one_completer_wakes_a_parked_thread_and_a_pending_task() {

@@ -12,7 +12,7 @@
 mod common;
 use common::{model, model_bounded, quiet_expected_panics, Slots};
 use loom::{sync::Arc, thread};
-use mbarrier::{BlockBarrier, BlockSeat};
+use syncthreads::{BlockBarrier, BlockSeat};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 // Every sync of these models goes through the helpers below, one call site

@@ -13,7 +13,7 @@ use loom::{
     },
     thread,
 };
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 
 const PHASES: usize = 2;
 /// Slot of thread `t`'s data for phase `p`.

@@ -12,7 +12,7 @@
 mod common;
 use common::{model, model_bounded, panic_message, quiet_expected_panics};
 use loom::{sync::Arc, thread};
-use mbarrier::BlockBarrier;
+use syncthreads::BlockBarrier;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// One call site for every sync of both threads.
@@ -57,11 +57,11 @@ fn two_call_sites_panic_once_and_poison() {
         let all = [mine, theirs];
         let divergent = all
             .iter()
-            .filter(|r| matches!(r, Err(m) if m.starts_with("mbarrier: divergent __syncthreads in phase 0")))
+            .filter(|r| matches!(r, Err(m) if m.starts_with("syncthreads: divergent __syncthreads in phase 0")))
             .count();
         let poisoned = all
             .iter()
-            .filter(|r| matches!(r, Err(m) if m.starts_with("mbarrier: barrier poisoned")))
+            .filter(|r| matches!(r, Err(m) if m.starts_with("syncthreads: barrier poisoned")))
             .count();
         assert_eq!((divergent, poisoned), (1, 1), "{all:?}");
         assert!(block.is_poisoned());
@@ -73,5 +73,5 @@ fn two_call_sites_panic_once_and_poison() {
 /// wait ended.
 #[test]
 fn a_stall_reader_never_outlives_the_wait() {
-    model(mbarrier::diagnostics::model_a_reader_never_outlives_the_wait);
+    model(syncthreads::diagnostics::model_a_reader_never_outlives_the_wait);
 }

@@ -1,7 +1,7 @@
-//! A downstream crate's own loom model, written the way a user of mbarrier
-//! writes theirs: loom's `model`, `thread`, `Arc` and `UnsafeCell`, mbarrier
+//! A downstream crate's own loom model, written the way a user of syncthreads
+//! writes theirs: loom's `model`, `thread`, `Arc` and `UnsafeCell`, syncthreads
 //! used through its public API only, and nothing from this crate's helpers.
-//! Built with `RUSTFLAGS="--cfg loom"`, mbarrier's atomics and parking are
+//! Built with `RUSTFLAGS="--cfg loom"`, syncthreads's atomics and parking are
 //! loom's too, so loom explores the barrier's interleavings along with the
 //! user's and checks the user's cell against the barrier's ordering.
 #![cfg(loom)]
@@ -9,7 +9,7 @@
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 
 /// The user's type: a slot that a producer fills and a consumer reads, one
 /// barrier phase handing it over and the next handing it back.

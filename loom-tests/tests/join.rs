@@ -14,7 +14,7 @@ use loom::{
     },
     thread,
 };
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 
 /// The parity of the current phase, read with a `Relaxed` load (`Debug`),
 /// so that only the join itself can order what follows it.

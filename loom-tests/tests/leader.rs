@@ -11,7 +11,7 @@ use loom::{
     },
     thread,
 };
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 
 /// `threads` threads run `phases` rounds of `arrive_and_wait`; each phase
 /// must have had exactly one leader.

@@ -6,7 +6,7 @@
 mod common;
 use common::model;
 use loom::{sync::Arc, thread};
-use mbarrier::{Barrier, Completion};
+use syncthreads::{Barrier, Completion};
 
 /// Two waiters arrive and park on phase 0; the main thread's arrival, the
 /// last or not, completes it and wakes both.

@@ -14,7 +14,7 @@ use loom::{
     },
     thread,
 };
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Runs `f`, which must panic; returns its message.
@@ -43,7 +43,7 @@ fn poison_wakes_a_parked_waiter() {
         let message = waiter.join().unwrap();
         assert_eq!(
             message,
-            "mbarrier: barrier poisoned by poison() (seen by arrive_and_wait())"
+            "syncthreads: barrier poisoned by poison() (seen by arrive_and_wait())"
         );
         assert!(barrier.is_poisoned());
         assert!(
@@ -78,7 +78,7 @@ fn panicking_completion_wakes_a_parked_waiter() {
             messages,
             [
                 "boom".to_string(),
-                "mbarrier: barrier poisoned: completion panicked in phase 0 (seen by arrive_and_wait())"
+                "syncthreads: barrier poisoned: completion panicked in phase 0 (seen by arrive_and_wait())"
                     .to_string()
             ]
         );
@@ -134,7 +134,7 @@ fn poison_during_the_completion_function_wins() {
             barrier.arrive_and_wait();
         });
         let theirs = other.join().unwrap();
-        let poisoned = "mbarrier: barrier poisoned by poison() (seen by";
+        let poisoned = "syncthreads: barrier poisoned by poison() (seen by";
         assert_eq!(mine, format!("{poisoned} arrive_and_wait())"));
         assert_eq!(theirs, format!("{poisoned} wait)"));
         assert!(barrier.is_poisoned());
@@ -176,7 +176,7 @@ fn poison_racing_a_phase_with_a_completion_function() {
         let theirs = other.join().unwrap();
         assert_eq!(
             theirs,
-            "mbarrier: barrier poisoned by poison() (seen by wait)"
+            "syncthreads: barrier poisoned by poison() (seen by wait)"
         );
         assert!(barrier.is_poisoned());
         let completed = barrier.phase_parity();
@@ -192,7 +192,7 @@ fn poison_racing_a_phase_with_a_completion_function() {
                 "arrive_and_wait returned but phase 0 did not complete"
             ),
             Err(message) => assert!(
-                message.starts_with("mbarrier: barrier poisoned by poison()"),
+                message.starts_with("syncthreads: barrier poisoned by poison()"),
                 "{message}"
             ),
         }

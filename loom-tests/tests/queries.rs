@@ -17,7 +17,7 @@
 mod common;
 use common::{model, model_reaching, Reach, Slots};
 use loom::{sync::Arc, thread};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 
 /// Spawns a participant that writes slot 0 and arrives once, on a barrier
 /// expecting `expected` arrivals.

@@ -7,7 +7,7 @@
 mod common;
 use common::{model, Slots};
 use loom::{sync::Arc, thread};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 
 const THREADS: usize = 2;
 const PHASES: usize = 3;

@@ -15,7 +15,7 @@ use loom::{
     },
     thread,
 };
-use mbarrier::Team;
+use syncthreads::Team;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// A team of `seats` seats, fan-in 2, no flat shortcut.
@@ -358,7 +358,7 @@ fn an_unwinding_seat_drop_races_a_completion() {
         dying.join().unwrap();
         let message = panic_message(&*mine.unwrap_err());
         assert!(
-            message.starts_with("mbarrier: barrier poisoned by poison()"),
+            message.starts_with("syncthreads: barrier poisoned by poison()"),
             "{message}"
         );
         assert!(team.is_poisoned());

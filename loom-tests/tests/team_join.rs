@@ -18,10 +18,10 @@ use loom::{
     },
     thread,
 };
-use mbarrier::Team;
+use syncthreads::Team;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-fn odd_phase<F: mbarrier::Completion>(team: &Team<F>) -> bool {
+fn odd_phase<F: syncthreads::Completion>(team: &Team<F>) -> bool {
     word(team).contains("phase_parity: true")
 }
 

@@ -7,7 +7,7 @@
 mod common;
 use common::{model, model_reaching, Slots};
 use loom::{sync::Arc, thread};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_millis(2);

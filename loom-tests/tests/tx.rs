@@ -6,7 +6,7 @@
 mod common;
 use common::{model, Slots};
 use loom::{sync::Arc, thread};
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 
 const PHASES: usize = 2;
 const BYTES: u32 = 8;

@@ -7,7 +7,7 @@
 mod common;
 use common::{model_bounded, Slots};
 use loom::{sync::Arc, thread};
-use mbarrier::WarpBarrier;
+use syncthreads::WarpBarrier;
 
 const ROUNDS: usize = 3;
 

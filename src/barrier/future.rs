@@ -35,7 +35,7 @@ use std::task::{Context, Poll};
 /// # Examples
 ///
 /// ```
-/// use mbarrier::{Barrier, WaitFuture};
+/// use syncthreads::{Barrier, WaitFuture};
 ///
 /// struct Pending<'a> {
 ///     wait: WaitFuture<'a>, // a named type: it can be stored
@@ -69,7 +69,7 @@ pub struct WaitFuture<'a, F = ()> {
 /// # Examples
 ///
 /// ```
-/// use mbarrier::Barrier;
+/// use syncthreads::Barrier;
 ///
 /// let barrier = Barrier::new(1);
 /// barrier.arrive_and_wait(); // phase 0 completed: now in phase 1
@@ -103,7 +103,7 @@ pub struct ParityWaitFuture<'a, F = ()> {
 /// # Examples
 ///
 /// ```
-/// use mbarrier::Barrier;
+/// use syncthreads::Barrier;
 ///
 /// let barrier = Barrier::new(1);
 /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();

@@ -65,7 +65,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(2);
+    /// let barrier = syncthreads::Barrier::new(2);
     /// std::thread::scope(|s| {
     ///     s.spawn(|| barrier.wait(barrier.arrive()));
     ///     let token = barrier.arrive();
@@ -93,7 +93,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(2);
+    /// let barrier = syncthreads::Barrier::new(2);
     /// let token = barrier.arrive();
     /// assert!(!barrier.try_wait(&token));
     /// drop(barrier.arrive());
@@ -127,7 +127,7 @@ impl<F: Completion> Barrier<F> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let barrier = mbarrier::Barrier::new(2);
+    /// let barrier = syncthreads::Barrier::new(2);
     /// let token = barrier.arrive();
     /// let token = barrier.wait_timeout(token, Duration::from_millis(1)).unwrap_err();
     /// drop(barrier.arrive());
@@ -150,7 +150,7 @@ impl<F: Completion> Barrier<F> {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// let barrier = mbarrier::Barrier::new(2);
+    /// let barrier = syncthreads::Barrier::new(2);
     /// let token = barrier.arrive();
     /// let at = Instant::now() + Duration::from_millis(1);
     /// assert!(barrier.wait_deadline(token, at).is_err());
@@ -170,7 +170,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(1);
+    /// let barrier = syncthreads::Barrier::new(1);
     /// assert!(!barrier.phase_parity());
     /// barrier.arrive_and_wait();
     /// assert!(barrier.phase_parity());
@@ -193,7 +193,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(1);
+    /// let barrier = syncthreads::Barrier::new(1);
     /// let parity = barrier.phase_parity();
     /// assert!(!barrier.try_wait_parity(parity));
     /// barrier.arrive_and_wait();
@@ -218,7 +218,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// let barrier = mbarrier::Barrier::new(1);
+    /// let barrier = syncthreads::Barrier::new(1);
     /// std::thread::scope(|s| {
     ///     s.spawn(|| barrier.wait_parity(false)); // an observer: does not arrive
     ///     drop(barrier.arrive());
@@ -241,7 +241,7 @@ impl<F: Completion> Barrier<F> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let barrier = mbarrier::Barrier::new(1);
+    /// let barrier = syncthreads::Barrier::new(1);
     /// assert!(!barrier.wait_parity_timeout(false, Duration::from_millis(1)));
     /// assert!(barrier.wait_parity_timeout(true, Duration::ZERO)); // phase -1 "completed"
     /// ```
@@ -356,7 +356,7 @@ impl End {
             End::Completed => true,
             End::Poisoned(s) => poisoned_panic(op, s),
             End::Retired(s) => panic!(
-                "mbarrier: {op}: {target} can never complete: every participant dropped out and the barrier is retired in phase {}",
+                "syncthreads: {op}: {target} can never complete: every participant dropped out and the barrier is retired in phase {}",
                 s.phase()
             ),
         }

@@ -35,7 +35,7 @@ impl<F: Completion> Barrier<F> {
     /// A thread completes the phase that a task waits for:
     ///
     /// ```
-    /// use mbarrier::Barrier;
+    /// use syncthreads::Barrier;
     ///
     /// let barrier = Barrier::new(2);
     /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
@@ -63,7 +63,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// use mbarrier::Barrier;
+    /// use syncthreads::Barrier;
     ///
     /// let barrier = Barrier::new(1);
     /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
@@ -96,7 +96,7 @@ impl<F: Completion> Barrier<F> {
     /// # Examples
     ///
     /// ```
-    /// use mbarrier::Barrier;
+    /// use syncthreads::Barrier;
     /// use std::sync::Arc;
     ///
     /// let rt = tokio::runtime::Runtime::new().unwrap();

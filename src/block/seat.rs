@@ -18,7 +18,7 @@ use crate::team::Team;
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
-/// let block = mbarrier::BlockBarrier::new(8);
+/// let block = syncthreads::BlockBarrier::new(8);
 /// let shared: Vec<AtomicUsize> = (0..8).map(|_| AtomicUsize::new(0)).collect();
 /// std::thread::scope(|s| {
 ///     for rank in 0..8 {
@@ -42,7 +42,7 @@ impl<'a> BlockSeat<'a> {
     /// # Examples
     ///
     /// ```
-    /// let block = mbarrier::BlockBarrier::new(2);
+    /// let block = syncthreads::BlockBarrier::new(2);
     /// assert_eq!(block.seat(1).rank(), 1);
     /// ```
     #[must_use]
@@ -55,7 +55,7 @@ impl<'a> BlockSeat<'a> {
     /// # Examples
     ///
     /// ```
-    /// let block = mbarrier::BlockBarrier::new(3);
+    /// let block = syncthreads::BlockBarrier::new(3);
     /// assert_eq!(block.seat(0).block().threads(), 3);
     /// ```
     #[must_use]
@@ -86,7 +86,7 @@ impl<'a> BlockSeat<'a> {
     /// # Examples
     ///
     /// ```
-    /// let block = mbarrier::BlockBarrier::new(1);
+    /// let block = syncthreads::BlockBarrier::new(1);
     /// block.seat(0).sync();
     /// ```
     #[track_caller]
@@ -105,7 +105,7 @@ impl<'a> BlockSeat<'a> {
     /// # Examples
     ///
     /// ```
-    /// let block = mbarrier::BlockBarrier::new(1);
+    /// let block = syncthreads::BlockBarrier::new(1);
     /// assert_eq!(block.seat(0).sync_count(true), 1);
     /// ```
     #[track_caller]
@@ -125,7 +125,7 @@ impl<'a> BlockSeat<'a> {
     /// # Examples
     ///
     /// ```
-    /// let block = mbarrier::BlockBarrier::new(1);
+    /// let block = syncthreads::BlockBarrier::new(1);
     /// let seat = block.seat(0);
     /// assert!(seat.sync_and(true));
     /// assert!(!seat.sync_and(false));
@@ -147,7 +147,7 @@ impl<'a> BlockSeat<'a> {
     /// # Examples
     ///
     /// ```
-    /// let block = mbarrier::BlockBarrier::new(1);
+    /// let block = syncthreads::BlockBarrier::new(1);
     /// assert!(block.seat(0).sync_or(true));
     /// ```
     #[track_caller]

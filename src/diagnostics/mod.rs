@@ -9,7 +9,7 @@
 //! sync family are `#[track_caller]`) and when it began. [`stalls`] reads
 //! those records, groups them by phase and describes each phase that has
 //! waited too long as a [`Stall`], whose `Display` is a report to print.
-//! The environment variable `MBARRIER_STALL_REPORT=<seconds>` prints those
+//! The environment variable `SYNCTHREADS_STALL_REPORT=<seconds>` prints those
 //! reports by itself. And a `BlockBarrier` checks that every sync of a
 //! phase comes from the same call site and is of the same kind (a divergent
 //! `__syncthreads`); the first that differs panics with both call sites.
@@ -23,9 +23,9 @@
 //! use std::time::Duration;
 //!
 //! // Healthy barriers: nothing is stalled.
-//! let barrier = mbarrier::Barrier::new(1);
+//! let barrier = syncthreads::Barrier::new(1);
 //! barrier.arrive_and_wait();
-//! assert!(mbarrier::diagnostics::stalls(Duration::from_secs(1)).is_empty());
+//! assert!(syncthreads::diagnostics::stalls(Duration::from_secs(1)).is_empty());
 //! ```
 
 mod registry;
@@ -66,7 +66,7 @@ use std::time::Duration;
 /// # Examples
 ///
 /// ```
-/// use mbarrier::Team;
+/// use syncthreads::Team;
 /// use std::time::Duration;
 ///
 /// let team = Team::new(3);
@@ -78,7 +78,7 @@ use std::time::Duration;
 ///     s.spawn(move || b.arrive_and_wait());
 ///     // Rank 2 is late: ranks 0 and 1 wait for it.
 ///     let stall = loop {
-///         let found = mbarrier::diagnostics::stalls(Duration::from_millis(20));
+///         let found = syncthreads::diagnostics::stalls(Duration::from_millis(20));
 ///         match found.into_iter().find(|s| s.barrier().starts_with("Team")) {
 ///             Some(stall) if stall.waiting().len() == 2 => break stall,
 ///             _ => std::thread::sleep(Duration::from_millis(10)),

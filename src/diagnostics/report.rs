@@ -1,10 +1,10 @@
-//! `MBARRIER_STALL_REPORT=<seconds>`: a monitor thread that prints each
+//! `SYNCTHREADS_STALL_REPORT=<seconds>`: a monitor thread that prints each
 //! stalled phase's report to stderr once.
 //!
 //! The variable is read once, when the process's first wait is recorded (a
 //! thread's first blocking wait, or an async wait found pending). If it
 //! holds a number of seconds above zero (fractions allowed), a thread named
-//! `mbarrier-stall-report` starts; it sleeps until the earliest waiter could
+//! `syncthreads-stall-report` starts; it sleeps until the earliest waiter could
 //! have waited that long, looks, and prints every phase whose longest waiter
 //! has, once per stalled phase. A phase counts as reported until all of its
 //! waiters have begun after the report (the phase completed and, four
@@ -18,7 +18,7 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 /// The variable's name.
-pub(crate) const VAR: &str = "MBARRIER_STALL_REPORT";
+pub(crate) const VAR: &str = "SYNCTHREADS_STALL_REPORT";
 
 /// Starts the monitor if the variable asks for it (once per process).
 pub(crate) fn start_if_asked() {
@@ -28,12 +28,12 @@ pub(crate) fn start_if_asked() {
             return;
         };
         let spawned = std::thread::Builder::new()
-            .name("mbarrier-stall-report".to_owned())
+            .name("syncthreads-stall-report".to_owned())
             .spawn(move || monitor(threshold));
         if let Err(e) = spawned {
             let _ = writeln!(
                 std::io::stderr(),
-                "mbarrier: {VAR}: could not start the stall-report thread: {e}"
+                "syncthreads: {VAR}: could not start the stall-report thread: {e}"
             );
         }
     });
@@ -56,7 +56,7 @@ fn threshold(value: Option<std::ffi::OsString>) -> Option<Duration> {
         _ => {
             let _ = writeln!(
                 std::io::stderr(),
-                "mbarrier: {VAR}={text:?} is not a number of seconds (e.g. 2 or 0.5); no stall reports"
+                "syncthreads: {VAR}={text:?} is not a number of seconds (e.g. 2 or 0.5); no stall reports"
             );
             None
         }

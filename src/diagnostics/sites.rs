@@ -187,13 +187,13 @@ impl Sites {
 }
 
 impl fmt::Display for Divergence {
-    /// `mbarrier: divergent __syncthreads in phase 2: rank 3 synced at
+    /// `syncthreads: divergent __syncthreads in phase 2: rank 3 synced at
     /// src/kernel.rs:40:9 (sync), rank 0 at src/kernel.rs:52:9 (sync_count)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (this, first) = (&self.this, &self.first);
         write!(
             f,
-            "mbarrier: divergent __syncthreads in phase {}: ",
+            "syncthreads: divergent __syncthreads in phase {}: ",
             self.phase
         )?;
         match this.rank {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 /// ranks where the barrier knows them, e.g.
 ///
 /// ```text
-/// mbarrier: WarpBarrier stalled in phase 1 (mask 0xf): 3 waiting, the longest for 2.001s
+/// syncthreads: WarpBarrier stalled in phase 1 (mask 0xf): 3 waiting, the longest for 2.001s
 ///     barrier: WarpBarrier { synced: [1, 1, 1, 0] }
 ///     waiting: "lane-0" at src/main.rs:40:18, for 2.001s
 ///              "lane-1" at src/main.rs:40:18, for 2.000s
@@ -30,13 +30,13 @@ use std::time::{Duration, Instant};
 /// ```
 /// use std::time::Duration;
 ///
-/// let barrier = mbarrier::Barrier::new(2);
+/// let barrier = syncthreads::Barrier::new(2);
 /// std::thread::scope(|s| {
 ///     let token = barrier.arrive();
 ///     let waiter = s.spawn(|| barrier.wait(token));
 ///     // Give the waiter time to block, then look.
 ///     let stall = loop {
-///         let found = mbarrier::diagnostics::stalls(Duration::from_millis(10));
+///         let found = syncthreads::diagnostics::stalls(Duration::from_millis(10));
 ///         if let Some(stall) = found.into_iter().find(|s| s.barrier().starts_with("Barrier")) {
 ///             break stall;
 ///         }
@@ -70,18 +70,18 @@ pub struct Stall {
 ///
 /// ```
 /// # use std::time::Duration;
-/// # let barrier = mbarrier::Barrier::new(2);
+/// # let barrier = syncthreads::Barrier::new(2);
 /// # std::thread::scope(|s| {
 /// #     let token = barrier.arrive();
 /// #     let handle = s.spawn(|| barrier.wait(token));
 /// #     let stall = loop {
-/// #         let found = mbarrier::diagnostics::stalls(Duration::from_millis(10));
+/// #         let found = syncthreads::diagnostics::stalls(Duration::from_millis(10));
 /// #         if let Some(stall) = found.into_iter().find(|s| s.barrier().starts_with("Barrier")) {
 /// #             break stall;
 /// #         }
 /// #         std::thread::sleep(Duration::from_millis(10));
 /// #     };
-/// let waiter: &mbarrier::diagnostics::Waiter = &stall.waiting()[0];
+/// let waiter: &syncthreads::diagnostics::Waiter = &stall.waiting()[0];
 /// assert!(waiter.name().starts_with("thread ")); // an unnamed scoped thread
 /// assert!(waiter.location().file().ends_with(".rs"));
 /// assert!(waiter.waited() > Duration::from_millis(10));
@@ -172,7 +172,7 @@ impl fmt::Display for Stall {
     /// The report: a headline, then the barrier, each waiter and the
     /// missing ranks on lines of their own, indented.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "mbarrier: {} stalled in phase {}", self.kind, self.phase)?;
+        write!(f, "syncthreads: {} stalled in phase {}", self.kind, self.phase)?;
         if let Some(mask) = self.mask {
             write!(f, " (mask {mask:#x})")?;
         }

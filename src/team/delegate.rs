@@ -24,7 +24,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(1);
+    /// let team = syncthreads::Team::new(1);
     /// let token = team.seat(0).arrive();
     /// team.wait(token);
     /// ```
@@ -45,7 +45,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(2);
+    /// let team = syncthreads::Team::new(2);
     /// let (a, b) = (team.seat(0), team.seat(1));
     /// let token = a.arrive();
     /// assert!(!team.try_wait(&token));
@@ -69,7 +69,7 @@ impl<F: Completion> Team<F> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let team = mbarrier::Team::new(2);
+    /// let team = syncthreads::Team::new(2);
     /// let (a, b) = (team.seat(0), team.seat(1));
     /// let token = team.wait_timeout(a.arrive(), Duration::from_millis(1)).unwrap_err();
     /// drop(b.arrive());
@@ -93,7 +93,7 @@ impl<F: Completion> Team<F> {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// let team = mbarrier::Team::new(2);
+    /// let team = syncthreads::Team::new(2);
     /// let seat = team.seat(0);
     /// let at = Instant::now() + Duration::from_millis(1);
     /// assert!(team.wait_deadline(seat.arrive(), at).is_err());
@@ -115,7 +115,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(1);
+    /// let team = syncthreads::Team::new(1);
     /// let seat = team.seat(0);
     /// assert!(!team.phase_parity());
     /// seat.arrive_and_wait();
@@ -132,7 +132,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(1);
+    /// let team = syncthreads::Team::new(1);
     /// let seat = team.seat(0);
     /// assert!(!team.try_wait_parity(false));
     /// seat.arrive_and_wait();
@@ -153,7 +153,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(1);
+    /// let team = syncthreads::Team::new(1);
     /// let seat = team.seat(0);
     /// std::thread::scope(|s| {
     ///     s.spawn(|| team.wait_parity(false)); // an observer: takes no seat
@@ -178,7 +178,7 @@ impl<F: Completion> Team<F> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let team = mbarrier::Team::new(1);
+    /// let team = syncthreads::Team::new(1);
     /// assert!(!team.wait_parity_timeout(false, Duration::from_millis(1)));
     /// ```
     #[track_caller]
@@ -199,7 +199,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(1);
+    /// let team = syncthreads::Team::new(1);
     /// team.expect_tx(8);
     /// let token = team.seat(0).arrive();
     /// assert!(!team.try_wait(&token));
@@ -221,7 +221,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(1);
+    /// let team = syncthreads::Team::new(1);
     /// let token = team.seat(0).arrive_tx(16);
     /// team.complete_tx(16);
     /// assert!(team.try_wait(&token));
@@ -237,7 +237,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(2);
+    /// let team = syncthreads::Team::new(2);
     /// team.poison();
     /// assert!(team.is_poisoned());
     /// ```
@@ -250,7 +250,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// assert!(!mbarrier::Team::new(2).is_poisoned());
+    /// assert!(!syncthreads::Team::new(2).is_poisoned());
     /// ```
     #[must_use]
     pub fn is_poisoned(&self) -> bool {
@@ -267,7 +267,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(1);
+    /// let team = syncthreads::Team::new(1);
     /// let token = team.seat(0).arrive();
     /// tokio::runtime::Builder::new_current_thread()
     ///     .build()
@@ -292,7 +292,7 @@ impl<F: Completion> Team<F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(1);
+    /// let team = syncthreads::Team::new(1);
     /// let seat = team.seat(0);
     /// seat.arrive_and_wait(); // phase 0 completed
     /// tokio::runtime::Builder::new_current_thread()

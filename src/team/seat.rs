@@ -25,7 +25,7 @@ use crate::op::Misuse;
 /// # Examples
 ///
 /// ```
-/// let team = mbarrier::Team::new(3);
+/// let team = syncthreads::Team::new(3);
 /// let seats: Vec<_> = team.seats().collect();
 /// let tokens: Vec<_> = seats.iter().map(|seat| seat.arrive()).collect();
 /// for token in tokens {
@@ -87,7 +87,7 @@ impl<'a, F: Completion> Seat<'a, F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(5);
+    /// let team = syncthreads::Team::new(5);
     /// assert_eq!(team.seat(3).rank(), 3);
     /// ```
     #[must_use]
@@ -109,7 +109,7 @@ impl<F: Completion> Seat<'_, F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(2);
+    /// let team = syncthreads::Team::new(2);
     /// let (a, b) = (team.seat(0), team.seat(1));
     /// let token = a.arrive();
     /// assert!(!team.try_wait(&token));
@@ -133,7 +133,7 @@ impl<F: Completion> Seat<'_, F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(4);
+    /// let team = syncthreads::Team::new(4);
     /// let leaders: usize = std::thread::scope(|s| {
     ///     let handles: Vec<_> = team
     ///         .seats()
@@ -176,7 +176,7 @@ impl<F: Completion> Seat<'_, F> {
     /// # fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
     /// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
     /// # }
-    /// let team = mbarrier::Team::new(1);
+    /// let team = syncthreads::Team::new(1);
     /// let seat = team.seat(0);
     /// let result = block_on(seat.arrive_and_wait_async());
     /// assert!(result.is_leader());
@@ -207,7 +207,7 @@ impl<F: Completion> Seat<'_, F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(1);
+    /// let team = syncthreads::Team::new(1);
     /// let token = team.seat(0).arrive_tx(64);
     /// assert!(!team.try_wait(&token));
     /// team.complete_tx(64);
@@ -230,7 +230,7 @@ impl<F: Completion> Seat<'_, F> {
     /// # Examples
     ///
     /// ```
-    /// let team = mbarrier::Team::new(2);
+    /// let team = syncthreads::Team::new(2);
     /// let (a, b) = (team.seat(0), team.seat(1));
     /// a.arrive_and_drop();
     /// b.arrive_and_wait(); // phase 0: both arrived
@@ -280,7 +280,7 @@ impl<F: Completion> Seat<'_, F> {
                 let latest = barrier.latest();
                 if latest == s {
                     panic!(
-                        "mbarrier: {call}: seat {} already arrived in phase {last} (mod 4), which has not completed: a seat arrives once per phase",
+                        "syncthreads: {call}: seat {} already arrived in phase {last} (mod 4), which has not completed: a seat arrives once per phase",
                         self.rank
                     );
                 }
@@ -384,7 +384,7 @@ impl<F: Completion> Seat<'_, F> {
                         && latest.poison().is_none()
                     {
                         panic!(
-                            "mbarrier: {call}: seat {} already arrived in phase {} (mod 4), which has not completed: a seat arrives once per phase",
+                            "syncthreads: {call}: seat {} already arrived in phase {} (mod 4), which has not completed: a seat arrives once per phase",
                             self.rank,
                             s.phase()
                         );

@@ -5,7 +5,7 @@
 // Each test file compiles this module on its own and uses only part of it.
 #![allow(dead_code)]
 
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use std::any::Any;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};

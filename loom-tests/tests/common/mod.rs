@@ -130,8 +130,8 @@ pub fn quiet_expected_panics() {
         let default = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             let message = panic_message(info.payload());
-            let expected = message.starts_with("mbarrier: barrier poisoned")
-                || message.starts_with("mbarrier: divergent __syncthreads")
+            let expected = message.starts_with("syncthreads: barrier poisoned")
+                || message.starts_with("syncthreads: divergent __syncthreads")
                 || message.contains("the barrier is retired")
                 || message.contains("a seat arrives once per phase")
                 || message == "boom";
@@ -209,7 +209,7 @@ impl std::task::Wake for Probe {
 /// `Debug` reads the word `Acquire` for its progress first, so a model's
 /// check of what a thread sees after reading it rests on that read too (a
 /// join's own `Acquire` is checked on a `Barrier`, join.rs).
-pub fn word<F>(team: &mbarrier::Team<F>) -> String {
+pub fn word<F>(team: &syncthreads::Team<F>) -> String {
     let debug = format!("{team:?}");
     let start = debug
         .find("barrier: ")
@@ -226,13 +226,13 @@ pub fn counted(
     capacity: usize,
     fan_in: usize,
 ) -> (
-    loom::sync::Arc<mbarrier::Team<impl mbarrier::Completion>>,
+    loom::sync::Arc<syncthreads::Team<impl syncthreads::Completion>>,
     loom::sync::Arc<loom::sync::atomic::AtomicUsize>,
 ) {
     let runs = loom::sync::Arc::new(loom::sync::atomic::AtomicUsize::new(0));
     let team = {
         let runs = runs.clone();
-        mbarrier::Team::with_completion_and_capacity_and_shape(
+        syncthreads::Team::with_completion_and_capacity_and_shape(
             seats,
             capacity,
             move || {

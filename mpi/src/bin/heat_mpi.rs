@@ -1,5 +1,5 @@
 //! The 2-D heat stencil of `examples/heat.rs` across MPI ranks, with threads
-//! inside each rank, and MPI as the copy engine of an `mbarrier::Barrier`.
+//! inside each rank, and MPI as the copy engine of an `syncthreads::Barrier`.
 //!
 //! ```text
 //! cd mpi && cargo build --release
@@ -38,7 +38,7 @@ use std::cell::UnsafeCell;
 use std::process::exit;
 use std::time::{Duration, Instant};
 
-use mbarrier::Barrier;
+use syncthreads::Barrier;
 use mpi::request::{scope, LocalScope, Request};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
