@@ -52,7 +52,7 @@ impl Kind {
 
 /// One barrier of any of the three kinds.
 enum AnyBarrier {
-    Syncthreads(barrier::Barrier),
+    Syncthreads(syncthreads::Barrier),
     Tokio(tokio::sync::Barrier),
     AsyncLock(async_lock::Barrier),
 }
@@ -60,7 +60,7 @@ enum AnyBarrier {
 impl AnyBarrier {
     fn new(kind: Kind, n: usize) -> Arc<AnyBarrier> {
         Arc::new(match kind {
-            Kind::Syncthreads => AnyBarrier::Syncthreads(barrier::Barrier::new(n)),
+            Kind::Syncthreads => AnyBarrier::Syncthreads(syncthreads::Barrier::new(n)),
             Kind::Tokio => AnyBarrier::Tokio(tokio::sync::Barrier::new(n)),
             Kind::AsyncLock => AnyBarrier::AsyncLock(async_lock::Barrier::new(n)),
         })

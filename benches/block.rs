@@ -9,7 +9,7 @@
 //! Run: `cargo bench --bench block` (add `-- --quick` for a fast look).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use barrier::{Barrier, BlockBarrier};
+use syncthreads::{Barrier, BlockBarrier};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

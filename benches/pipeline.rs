@@ -1,6 +1,6 @@
 //! Producer/consumer double-buffer pipeline (2 KiB items): syncthreads
 //! `full[2]`/`empty[2]` with parity waits, against the lockstep pipeline on
-//! `std::sync::Barrier` (and on `barrier::Barrier::arrive_and_wait`).
+//! `std::sync::Barrier` (and on `syncthreads::Barrier::arrive_and_wait`).
 //! Reported as items per second.
 //!
 //! `cargo bench --bench pipeline`

@@ -289,7 +289,7 @@ impl<F: Completion> Barrier<F> {
     pub fn arrive_and_wait(&self) -> BarrierWaitResult {
         let arrival = self.update(Op::ArriveAndWait);
         if !arrival.completed {
-            self.wait_for("arrive_and_wait()", Target::Token(arrival.phase), None);
+            self.wait_for("arrive_and_wait()", Target::Arrival(arrival.phase), None);
         }
         BarrierWaitResult {
             is_leader: arrival.completed,

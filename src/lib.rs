@@ -183,13 +183,11 @@ pub use team::{Seat, Seats, Team};
 pub use token::{ArrivalToken, BarrierWaitResult};
 pub use warp::WarpBarrier;
 
-/// For syncthreads's own benches (feature `bench`), not a stable API: the wait
-/// policy switch, the wait-stage counters and a seat's stage clock.
+/// For syncthreads's own benches (feature `bench`), not a stable API: the
+/// switch to spin-only waits and the wait-stage counters.
 #[cfg(feature = "bench")]
 #[doc(hidden)]
 pub mod bench_hooks {
-    pub use crate::team::set_rank_table;
-    pub use crate::team::stages::{record_stages, take_stages, StageRecord};
     pub use crate::wait::policy::{set_policy, Policy};
     pub use crate::wait::stats::{set_stats, take_stats, WaitStats};
 }

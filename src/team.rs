@@ -275,12 +275,8 @@ mod call;
 mod delegate;
 mod ranks;
 mod seat;
-#[cfg_attr(not(feature = "bench"), allow(dead_code))]
-pub(crate) mod stages;
 mod tree;
 
-#[cfg(feature = "bench")]
-pub use ranks::set_rank_table;
 use ranks::{Entry, LEFT, PART, UNHANDED};
 pub use seat::Seat;
 use tree::{Node, MAX_FAN_IN};
@@ -370,9 +366,6 @@ pub struct Team<F = ()> {
     seats: u32,
     capacity: u32,
     fan_in: u32,
-    /// Whether the seats keep the per-rank table (always, except in the
-    /// benches' side-by-side runs without it).
-    bookkeeping: bool,
 }
 
 // `Team<F>: Send + Sync` when `F: Send`, as its barrier; the tree and the
@@ -646,7 +639,6 @@ impl<F> Team<F> {
             seats: seats as u32,
             capacity: capacity as u32,
             fan_in: fan_in as u32,
-            bookkeeping: ranks::bookkeeping(),
         };
         for rank in 0..seats {
             // Relaxed: construction; the team is handed to other threads

@@ -417,7 +417,7 @@ impl YieldBudget {
         let after = sync::now();
         if after.saturating_duration_since(self.before) > Duration::from_nanos(SLOW_YIELD_NANOS) {
             Trace::slow_yield();
-            policy::slow_yield(self.policy, after);
+            policy::slow_yield(after);
             return true;
         }
         self.before = after;

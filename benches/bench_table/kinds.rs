@@ -8,9 +8,7 @@ use super::*;
 #[cfg_attr(not(feature = "bench"), allow(dead_code))]
 pub(crate) enum Pol {
     Default,
-    Classic,
     SpinOnly,
-    NoYieldBackoff,
 }
 
 /// One row of the latency tables.
@@ -27,10 +25,6 @@ pub(crate) struct Entry {
     /// threads outnumber the cores (shorter budget there, none in --quick).
     pub(crate) spin: bool,
     pub(crate) policy: Pol,
-    /// Whether the crate's teams keep their per-rank table (`missing()`,
-    /// the progress in `Debug`, joins; `bench_hooks::set_rank_table`, with
-    /// `--features bench`): off only for the rows that measure its cost.
-    pub(crate) table: bool,
 }
 
 impl Entry {
@@ -42,7 +36,6 @@ impl Entry {
             ours: true,
             spin: false,
             policy: Pol::Default,
-            table: true,
         }
     }
     const fn peer(key: &'static str, name: &'static str, make: fn(usize) -> Pool) -> Entry {
@@ -61,13 +54,6 @@ impl Entry {
     const fn policy(self, policy: Pol) -> Entry {
         Entry { policy, ..self }
     }
-    #[cfg_attr(not(feature = "bench"), allow(dead_code))]
-    const fn without_table(self) -> Entry {
-        Entry {
-            table: false,
-            ..self
-        }
-    }
 }
 
 /// Every kind, in table order. Adding a kind is one line here, plus a
@@ -78,7 +64,7 @@ impl Entry {
 ///
 /// fn team_pool(n: usize) -> Pool {
 ///     Pool::custom(n, |runners| {
-///         let team = Arc::new(barrier::Team::new(n));
+///         let team = Arc::new(syncthreads::Team::new(n));
 ///         runners.into_iter().map(|r| {
 ///             let team = team.clone();
 ///             std::thread::spawn(move || {
@@ -92,33 +78,16 @@ impl Entry {
 pub(crate) const KINDS: &[Entry] = &[
     Entry::ours("barrier", "barrier", Pool::new::<Mb>),
     #[cfg(feature = "bench")]
-    Entry::ours("classic", "Barrier (classic policy)", Pool::new::<Mb>).policy(Pol::Classic),
-    #[cfg(feature = "bench")]
     Entry::ours("spin-only", "Barrier (spin only)", Pool::new::<Mb>).policy(Pol::SpinOnly),
-    #[cfg(feature = "bench")]
-    Entry::ours("no-backoff", "Barrier (no yield backoff)", Pool::new::<Mb>)
-        .policy(Pol::NoYieldBackoff),
     Entry::ours("team", "Team", |n| Pool::team(n, 4, 2)),
     Entry::ours("team-f2", "Team (fan-in 2)", |n| Pool::team(n, 2, 2)),
     Entry::ours("team-f8", "Team (fan-in 8)", |n| Pool::team(n, 8, 2)),
     Entry::ours("team-f16", "Team (fan-in 16)", |n| Pool::team(n, 16, 2)),
     Entry::ours("team-flat", "Team (flat)", |n| Pool::team(n, 4, usize::MAX)),
-    #[cfg(feature = "bench")]
-    Entry::ours("team-no-table", "Team (no rank table)", |n| {
-        Pool::team(n, 4, 2)
-    })
-    .without_table(),
     Entry::ours("team-cap64", "Team (capacity 64)", |n| {
         Pool::team_with_capacity(n, 64)
     }),
     Entry::ours("block", "launch+Block", Pool::launched),
-    #[cfg(feature = "bench")]
-    Entry::ours(
-        "block-no-table",
-        "launch+Block (no rank table)",
-        Pool::launched,
-    )
-    .without_table(),
     Entry::peer("std", "std", Pool::new::<Std>),
     Entry::peer("hurdles", "hurdles", Pool::new::<Hurdles>),
     Entry::spin_peer("sense", "sense spin", Pool::new::<SenseSpin>),
@@ -133,8 +102,7 @@ pub(crate) const RATIOS: &[(&str, &str)] = &[
     ("barrier", "dissemination"),
     ("team", "dissemination"),
     ("team", "barrier"),
-    ("team", "team-no-table"),
-    ("block", "block-no-table"),
+    ("block", "team"),
     ("team-cap64", "team"),
 ];
 
@@ -147,24 +115,13 @@ pub(crate) fn kind_index(key: &str) -> Option<usize> {
     KINDS.iter().position(|e| e.key == key)
 }
 
-/// `bench_hooks::set_rank_table` for the teams a kind makes (with
-/// `--features bench`; without it every team keeps its table).
-pub(crate) fn set_table(on: bool) {
-    #[cfg(feature = "bench")]
-    barrier::bench_hooks::set_rank_table(on);
-    #[cfg(not(feature = "bench"))]
-    let _ = on;
-}
-
 pub(crate) fn set_policy(p: Pol) {
     #[cfg(feature = "bench")]
     {
-        use barrier::bench_hooks::Policy;
-        barrier::bench_hooks::set_policy(match p {
+        use syncthreads::bench_hooks::Policy;
+        syncthreads::bench_hooks::set_policy(match p {
             Pol::Default => Policy::Adaptive,
-            Pol::Classic => Policy::Classic,
             Pol::SpinOnly => Policy::SpinOnly,
-            Pol::NoYieldBackoff => Policy::NoYieldBackoff,
         });
     }
     #[cfg(not(feature = "bench"))]
@@ -239,7 +196,7 @@ impl Stats {
 pub(crate) fn take_stats() -> Stats {
     #[cfg(feature = "bench")]
     {
-        let s = barrier::bench_hooks::take_stats();
+        let s = syncthreads::bench_hooks::take_stats();
         Stats {
             waits: s.waits,
             ended_spin: s.ended_spin,

@@ -26,9 +26,9 @@
 //! ```
 //!
 //! Built with `--features bench` (the crate's `bench_hooks`: wait-stage
-//! counters and a process-wide policy switch), the table also has the kinds
-//! "Barrier (classic policy)" and "Barrier (spin only)", and `--stats`
-//! prints which stage each wait ended in and the time spent in each.
+//! counters and a process-wide switch to spin-only waits), the table also
+//! has the kind "Barrier (spin only)", and `--stats` prints which stage each
+//! wait ended in and the time spent in each.
 //!
 //! Method: for every thread count, each round runs every barrier kind once
 //! (the order rotates each round); a measurement spawns its threads (not
@@ -50,8 +50,6 @@ mod measure;
 mod opts;
 mod report;
 mod sections;
-#[cfg(feature = "bench")]
-mod stages;
 
 use format::*;
 use kinds::*;
@@ -114,7 +112,7 @@ pub(crate) fn main() {
     }
     // Counting waits costs clock readings and shared RMWs: only with --stats.
     #[cfg(feature = "bench")]
-    barrier::bench_hooks::set_stats(o.stats);
+    syncthreads::bench_hooks::set_stats(o.stats);
     if o.list_kinds {
         for e in KINDS {
             println!("{}\t{}", e.key, e.name);
@@ -163,28 +161,23 @@ pub(crate) fn main() {
     if o.sections.single {
         single_costs(&mut r);
     }
-    #[cfg(feature = "bench")]
-    if o.sections.stages {
-        stages::stage_section(&mut r);
-        r.flush();
-    }
     if o.fresh.is_none() && o.sections.episode {
         targets.push(format!(
-            "memory: size_of::<barrier::Barrier>() == 8: {} ({} bytes; std::sync::Barrier: {} bytes)",
-            verdict(std::mem::size_of::<barrier::Barrier>() as f64, 8.0, false),
-            std::mem::size_of::<barrier::Barrier>(),
+            "memory: size_of::<syncthreads::Barrier>() == 8: {} ({} bytes; std::sync::Barrier: {} bytes)",
+            verdict(std::mem::size_of::<syncthreads::Barrier>() as f64, 8.0, false),
+            std::mem::size_of::<syncthreads::Barrier>(),
             std::mem::size_of::<std::sync::Barrier>()
         ));
     }
     if !targets.is_empty() {
-        r.line("\n## Targets of the 0.1 release (issue 4; SPEC §1 Waiting)\n");
+        r.line("\n## Targets (the contract's rules on waiting)\n");
         r.line("Printed, not enforced: the exit status is 0 whether they are met or not.\n");
         for t in &targets {
             r.line(format!("- {t}"));
         }
     }
     if !policy_targets.is_empty() {
-        r.line("\n## Targets of the wait policy (issue 12; SPEC §1 Waiting: foreign load, agreement between runs)\n");
+        r.line("\n## Targets of the wait policy (the contract: foreign load, agreement between runs)\n");
         r.line(
             "Those that one run of this command can judge; printed, not enforced. \
              \"Spread\" is max / min over the rounds (or processes).\n",

@@ -36,8 +36,6 @@ pub(crate) fn measure(o: &Opts, e: &Entry, n: usize) -> Option<(Sample, Stats)> 
         how = how.shorter(4);
     }
     set_policy(e.policy);
-    // Until the next kind's: a `launch` makes its team on its own thread.
-    set_table(e.table);
     let pool = (e.make)(n);
     pool.run(how.warm_up());
     take_stats();

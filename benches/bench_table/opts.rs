@@ -19,8 +19,7 @@ pub(crate) fn usage() -> String {
          --rounds: measurements per (threads, kind) (default 5; --quick 2; --fresh: per process, 3)\n\
          --budget-ms: time per measurement (default 100; --quick 10); --episodes: a fixed count\n\
          \x20 instead (default with --fresh: 20000), each round cut short after --cap-ms (default 10000)\n\
-         --sections: of episode,fuzzy,wake,pipeline,single (default all; --fresh: episode only),\n\
-         \x20 and stages (--features bench: a Team's episode stage by stage; only when named)\n\
+         --sections: of episode,fuzzy,wake,pipeline,single (default all; --fresh: episode only)\n\
          --fresh N: each measurement in N new processes, one line per measurement with each one's median\n\
          --versus PATH: also run each fresh process's measurement in PATH, another build of bench_table\n\
          \x20 (e.g. with --features diagnostics), alternating, and compare the two builds (default --fresh 5)\n\
@@ -53,8 +52,6 @@ pub(crate) struct Sections {
     pub(crate) wake: bool,
     pub(crate) pipeline: bool,
     pub(crate) single: bool,
-    /// A Team's episode stage by stage (`--features bench`; never by default).
-    pub(crate) stages: bool,
 }
 
 pub(crate) struct Opts {
@@ -143,7 +140,6 @@ pub(crate) fn parse() -> Opts {
             wake: true,
             pipeline: true,
             single: true,
-            stages: false,
         },
         fresh: None,
         versus: None,
@@ -205,7 +201,6 @@ pub(crate) fn parse() -> Opts {
                     wake: false,
                     pipeline: false,
                     single: false,
-                    stages: false,
                 };
                 for name in val().split(',') {
                     match name.trim() {
@@ -214,8 +209,6 @@ pub(crate) fn parse() -> Opts {
                         "wake" => s.wake = true,
                         "pipeline" => s.pipeline = true,
                         "single" => s.single = true,
-                        "stages" if cfg!(feature = "bench") => s.stages = true,
-                        "stages" => bad("--sections stages: needs a build with --features bench"),
                         other => bad(&format!("--sections: no section {other:?}")),
                     }
                 }
@@ -295,7 +288,6 @@ pub(crate) fn parse() -> Opts {
             wake: false,
             pipeline: false,
             single: false,
-            stages: false,
         };
     }
     o

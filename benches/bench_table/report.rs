@@ -19,8 +19,8 @@ pub(crate) fn header(r: &mut Report<'_>) {
         loadavg()
     ));
     r.line(format!(
-        "- size_of::<barrier::Barrier>() = {}, size_of::<std::sync::Barrier>() = {}, size_of::<hurdles::Barrier>() = {} per thread (+ a shared heap block)",
-        std::mem::size_of::<barrier::Barrier>(),
+        "- size_of::<syncthreads::Barrier>() = {}, size_of::<std::sync::Barrier>() = {}, size_of::<hurdles::Barrier>() = {} per thread (+ a shared heap block)",
+        std::mem::size_of::<syncthreads::Barrier>(),
         std::mem::size_of::<std::sync::Barrier>(),
         std::mem::size_of::<hurdles::Barrier>()
     ));
@@ -59,7 +59,7 @@ pub(crate) fn header(r: &mut Report<'_>) {
     r.line(format!(
         "- build: {}",
         if cfg!(feature = "bench") {
-            "--features bench (policy switch and wait-stage counters of barrier::bench_hooks)"
+            "--features bench (policy switch and wait-stage counters of syncthreads::bench_hooks)"
         } else {
             "default features (the crate's default policy only; no wait-stage counters)"
         }
@@ -225,7 +225,7 @@ pub(crate) fn episode_tables(r: &mut Report<'_>, res: &Results) {
 
     if o.stats {
         r.line(format!(
-            "\n## Wait stages (barrier::bench_hooks, summed over the {} rounds)\n",
+            "\n## Wait stages (syncthreads::bench_hooks, summed over the {} rounds)\n",
             o.rounds
         ));
         r.line("Which stage each wait ended in, and the mean time per wait spent in each stage (over all waits). A slow yield is one that took longer than the policy's threshold.\n");
@@ -450,7 +450,7 @@ pub(crate) fn fresh(r: &mut Report<'_>, procs: usize, p: &mut Vec<String>) {
         }
     }
     if o.stats {
-        r.line("\n## Wait stages per process (barrier::bench_hooks, summed over its rounds)\n");
+        r.line("\n## Wait stages per process (syncthreads::bench_hooks, summed over its rounds)\n");
         stats_header(
             r,
             "| threads | kind | process | median |",

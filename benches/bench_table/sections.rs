@@ -26,15 +26,7 @@ pub(crate) fn fuzzy(r: &mut Report<'_>, t: &mut Vec<String>, p: &mut Vec<String>
         FuzzyMode::MbSplit,
         FuzzyMode::StdJoined,
     ];
-    // BENCH_FUZZY_POLICY=classic|no-backoff (with --features bench) runs
-    // this section under another policy, to compare them.
-    let policy = match std::env::var("BENCH_FUZZY_POLICY").as_deref() {
-        Ok("classic") => Pol::Classic,
-        Ok("no-backoff") => Pol::NoYieldBackoff,
-        _ => Pol::Default,
-    };
-    r.line(format!("Policy: {policy:?}.\n"));
-    set_policy(policy);
+    set_policy(Pol::Default);
     for &n in &threads {
         let mut v: Vec<Vec<f64>> = vec![Vec::new(); 3];
         for round in 0..o.rounds {

@@ -34,13 +34,13 @@ pub trait Kind: Send + Sync + 'static {
     fn wait(&self, local: &mut Self::Local);
 }
 
-/// `barrier::Barrier::arrive_and_wait`.
-pub struct Mb(pub barrier::Barrier);
+/// `syncthreads::Barrier::arrive_and_wait`.
+pub struct Mb(pub syncthreads::Barrier);
 
 impl Kind for Mb {
     type Local = ();
     fn new(n: usize) -> Self {
-        Mb(barrier::Barrier::new(n))
+        Mb(syncthreads::Barrier::new(n))
     }
     fn locals(&self, n: usize) -> Vec<()> {
         vec![(); n]
@@ -51,13 +51,13 @@ impl Kind for Mb {
     }
 }
 
-/// `barrier::Barrier`, split: `arrive` then `wait(token)`.
-pub struct MbSplit(pub barrier::Barrier);
+/// `syncthreads::Barrier`, split: `arrive` then `wait(token)`.
+pub struct MbSplit(pub syncthreads::Barrier);
 
 impl Kind for MbSplit {
     type Local = ();
     fn new(n: usize) -> Self {
-        MbSplit(barrier::Barrier::new(n))
+        MbSplit(syncthreads::Barrier::new(n))
     }
     fn locals(&self, n: usize) -> Vec<()> {
         vec![(); n]
@@ -268,12 +268,12 @@ impl Pool {
         Pool { shared, handles }
     }
 
-    /// A `barrier::Team` of `n` seats of the given shape (`fan_in`, flat up
+    /// A `syncthreads::Team` of `n` seats of the given shape (`fan_in`, flat up
     /// to `flat` seats; `Team::with_shape`), each thread arriving through
     /// its seat with `Seat::arrive_and_wait`.
     pub fn team(n: usize, fan_in: usize, flat: usize) -> Pool {
         Pool::custom(n, |runners| {
-            let team = Arc::new(barrier::Team::with_shape(n, fan_in, flat));
+            let team = Arc::new(syncthreads::Team::with_shape(n, fan_in, flat));
             runners
                 .into_iter()
                 .map(|r| {
@@ -289,12 +289,12 @@ impl Pool {
         })
     }
 
-    /// A `barrier::Team::with_capacity(n, capacity)` (the default shape
+    /// A `syncthreads::Team::with_capacity(n, capacity)` (the default shape
     /// for the capacity, `n` seats taking part), each thread arriving
     /// through its seat: what joining costs the common case.
     pub fn team_with_capacity(n: usize, capacity: usize) -> Pool {
         Pool::custom(n, |runners| {
-            let team = Arc::new(barrier::Team::with_capacity(n, capacity.max(n)));
+            let team = Arc::new(syncthreads::Team::with_capacity(n, capacity.max(n)));
             runners
                 .into_iter()
                 .map(|r| {
@@ -310,7 +310,7 @@ impl Pool {
         })
     }
 
-    /// `barrier::launch(n, ..)`, each thread of the block syncing with
+    /// `syncthreads::launch(n, ..)`, each thread of the block syncing with
     /// `Block::sync` (`__syncthreads()`).
     pub fn launched(n: usize) -> Pool {
         Pool::custom(n, |runners| {
@@ -319,7 +319,7 @@ impl Pool {
                 .map(|r| std::sync::Mutex::new(Some(r)))
                 .collect();
             vec![std::thread::spawn(move || {
-                barrier::launch(n, |block| {
+                syncthreads::launch(n, |block| {
                     let runner = slots[block.thread_rank()]
                         .lock()
                         .unwrap()

@@ -92,7 +92,7 @@ impl Fuzzy {
     /// (thread 0's loop, after a common start).
     pub fn run(&self, n: usize, phases: u64, mode: FuzzyMode) -> Duration {
         work_per_us();
-        let mb = barrier::Barrier::new(n);
+        let mb = syncthreads::Barrier::new(n);
         let sb = std::sync::Barrier::new(n);
         let start = std::sync::Barrier::new(n);
         let elapsed = AtomicU64::new(0);
@@ -156,7 +156,7 @@ pub enum WakeKind {
 /// (samples where a waiter was late and did not wait at all are dropped).
 pub fn wake_latency(kind: WakeKind, waiters: usize, samples: usize, sleep: Duration) -> Vec<f64> {
     let n = waiters + 1;
-    let mb = barrier::Barrier::new(n);
+    let mb = syncthreads::Barrier::new(n);
     let sb = std::sync::Barrier::new(n);
     let base = Instant::now();
     let stamp = AtomicU64::new(0);
@@ -214,7 +214,7 @@ pub enum PipeKind {
     /// Lockstep with `std::sync::Barrier(2)`: the producer fills one buffer
     /// while the consumer drains the other, then both `wait`.
     StdLockstep,
-    /// The same lockstep with `barrier::Barrier::arrive_and_wait`.
+    /// The same lockstep with `syncthreads::Barrier::arrive_and_wait`.
     MbLockstep,
 }
 
@@ -224,10 +224,10 @@ pub enum PipeKind {
 pub fn pipeline(kind: PipeKind, items: u64) -> Duration {
     let bufs: [Vec<AtomicU64>; 2] =
         std::array::from_fn(|_| (0..ITEM_WORDS).map(|_| AtomicU64::new(0)).collect());
-    let full = [barrier::Barrier::new(1), barrier::Barrier::new(1)];
-    let empty = [barrier::Barrier::new(1), barrier::Barrier::new(1)];
+    let full = [syncthreads::Barrier::new(1), syncthreads::Barrier::new(1)];
+    let empty = [syncthreads::Barrier::new(1), syncthreads::Barrier::new(1)];
     let lock_std = std::sync::Barrier::new(2);
-    let lock_mb = barrier::Barrier::new(2);
+    let lock_mb = syncthreads::Barrier::new(2);
     let start = std::sync::Barrier::new(2);
     let sync = || match kind {
         PipeKind::StdLockstep => {
@@ -324,7 +324,7 @@ pub const SINGLE_OPS: [&str; 7] = [
 pub fn single(op: usize, iters: u64) -> Duration {
     match op {
         0 => {
-            let b = barrier::Barrier::new(1);
+            let b = syncthreads::Barrier::new(1);
             let t = Instant::now();
             for _ in 0..iters {
                 black_box(black_box(&b).arrive_and_wait());
@@ -334,13 +334,13 @@ pub fn single(op: usize, iters: u64) -> Duration {
         1 => {
             // A phase of MAX arrivals, of which we make MAX - 1; a fresh barrier
             // after that (a store, amortised over a million arrivals).
-            let mut b = barrier::Barrier::new(barrier::Barrier::MAX);
-            let mut left = barrier::Barrier::MAX - 1;
+            let mut b = syncthreads::Barrier::new(syncthreads::Barrier::MAX);
+            let mut left = syncthreads::Barrier::MAX - 1;
             let t = Instant::now();
             for _ in 0..iters {
                 if left == 0 {
-                    b = barrier::Barrier::new(barrier::Barrier::MAX);
-                    left = barrier::Barrier::MAX - 1;
+                    b = syncthreads::Barrier::new(syncthreads::Barrier::MAX);
+                    left = syncthreads::Barrier::MAX - 1;
                 }
                 left -= 1;
                 drop(black_box(black_box(&b).arrive()));
@@ -348,7 +348,7 @@ pub fn single(op: usize, iters: u64) -> Duration {
             t.elapsed()
         }
         2 => {
-            let b = barrier::Barrier::new(2);
+            let b = syncthreads::Barrier::new(2);
             let t = Instant::now();
             for _ in 0..iters {
                 black_box(black_box(&b).try_wait_parity(black_box(false)));
@@ -356,7 +356,7 @@ pub fn single(op: usize, iters: u64) -> Duration {
             t.elapsed()
         }
         3 => {
-            let b = barrier::Barrier::new(1);
+            let b = syncthreads::Barrier::new(1);
             let t = Instant::now();
             for _ in 0..iters {
                 let b = black_box(&b);
@@ -366,7 +366,7 @@ pub fn single(op: usize, iters: u64) -> Duration {
             t.elapsed()
         }
         4 => {
-            let b = barrier::Barrier::new(1);
+            let b = syncthreads::Barrier::new(1);
             let t = Instant::now();
             for _ in 0..iters {
                 let b = black_box(&b);

@@ -171,28 +171,3 @@ impl<F> Team<F> {
         p
     }
 }
-
-/// Whether new teams keep the per-rank table: always, except in the
-/// benches' side-by-side runs without it (`bench_hooks::set_rank_table`).
-#[cfg(not(feature = "bench"))]
-pub(super) fn bookkeeping() -> bool {
-    true
-}
-
-#[cfg(feature = "bench")]
-static BOOKKEEPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
-
-#[cfg(feature = "bench")]
-pub(super) fn bookkeeping() -> bool {
-    // Relaxed: a setting read at construction, set before the bench's teams.
-    BOOKKEEPING.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// For the benches: whether teams made from now on keep the per-rank table
-/// (their `missing()`, progress in `Debug` and `join` need it). Measures
-/// what the table costs an arrival.
-#[cfg(feature = "bench")]
-pub fn set_rank_table(on: bool) {
-    // Relaxed: as above.
-    BOOKKEEPING.store(on, std::sync::atomic::Ordering::Relaxed);
-}

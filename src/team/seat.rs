@@ -2,7 +2,6 @@
 //! (the design and its proof are in `team.rs`).
 
 use super::ranks::Entry;
-use super::stages::{self, Mark};
 use super::tree::Contribution;
 use super::*;
 use crate::op::Misuse;
@@ -43,10 +42,15 @@ pub struct Seat<'a, F: Completion = ()> {
     /// A joined seat's first arrival goes to the word, not to its leaf: its
     /// leaf counts it from the next round on (`Team::join`).
     pub(super) direct: Cell<bool>,
-    /// This rank's entry in the team's table (`None` only in the benches'
-    /// runs without the table).
-    pub(super) entry: Option<&'a AtomicU64>,
+    /// This rank's entry in the team's table.
+    pub(super) entry: &'a AtomicU64,
 }
+
+// A seat is its team, its rank, the phase of its last arrival, where its next
+// arrival goes and its rank's entry: nothing that only the benches read (four
+// words on 64-bit targets).
+#[cfg(target_pointer_width = "64")]
+static_assertions::assert_eq_size!(Seat<'static, ()>, [u64; 4]);
 
 // Like a `Barrier`, a seat is safe to use across `catch_unwind`: its
 // operations check before they mutate, and its `Cell` (the phase of its last
@@ -64,7 +68,7 @@ impl<'a, F: Completion> Seat<'a, F> {
             rank: rank as u32,
             last: Cell::new(last),
             direct: Cell::new(direct),
-            entry: team.bookkeeping.then(|| team.entry(rank)),
+            entry: team.entry(rank),
         }
     }
 
@@ -77,9 +81,7 @@ impl<'a, F: Completion> Seat<'a, F> {
     /// (team/ranks.rs). Relaxed: that arrival's `Release` carries it.
     #[inline]
     fn publish(&self, e: Entry) {
-        if let Some(entry) = self.entry {
-            entry.store(e.0, Ordering::Relaxed);
-        }
+        self.entry.store(e.0, Ordering::Relaxed);
     }
 
     /// This seat's rank, `0 .. seat_count()`.
@@ -146,14 +148,12 @@ impl<F: Completion> Seat<'_, F> {
     #[track_caller]
     #[inline]
     pub fn arrive_and_wait(&self) -> BarrierWaitResult {
-        stages::mark(Mark::Start);
         let (token, completed) = self.arrive_as(SeatCall::ArriveAndWait, 0);
         if !completed {
             #[cfg(feature = "diagnostics")]
             let _as = self.team.describe_wait(std::panic::Location::caller());
             self.team.barrier.wait(token);
         }
-        stages::released(completed);
         BarrierWaitResult {
             is_leader: completed,
         }
@@ -309,7 +309,6 @@ impl<F: Completion> Seat<'_, F> {
             return self.arrive_flat(call);
         }
         let phase = self.enter(call);
-        stages::mark(Mark::Entered);
         if tx > 0 {
             // Before the tree arrival: the phase cannot complete until that
             // arrival, and a range misuse panics with nothing changed (point 4).
@@ -358,7 +357,7 @@ impl<F: Completion> Seat<'_, F> {
         let unpublish = Unpublish {
             barrier,
             // Relaxed: this seat's own entry, which only this thread writes.
-            entry: self.entry.map(|e| (e, e.load(Ordering::Relaxed))),
+            entry: (self.entry, self.entry.load(Ordering::Relaxed)),
         };
         loop {
             self.publish(Entry::new(super::PART, wide.wrapping_add(1)));
@@ -366,7 +365,6 @@ impl<F: Completion> Seat<'_, F> {
                 Ok(arrived) => {
                     std::mem::forget(unpublish);
                     self.last.set(wide);
-                    stages::mark(Mark::Rooted);
                     return arrived;
                 }
                 Err(misuse) => misuse,
@@ -408,22 +406,14 @@ impl<F: Completion> Seat<'_, F> {
     ) -> (ArrivalToken, bool) {
         let team = self.team;
         if team.nodes.is_empty() || self.direct.replace(false) {
-            let arrived = team
+            return team
                 .barrier
                 .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet));
-            stages::mark(Mark::Rooted);
-            return arrived;
         }
         let leaf = self.rank / team.fan_in;
-        let climbed = team.climb(leaf, round, c);
-        stages::mark(Mark::Counted);
-        match climbed {
+        match team.climb(leaf, round, c) {
             None => (team.barrier.token_for(round), false),
-            Some(sums) => {
-                let arrived = team.arrive_root(round, sums, call, quiet);
-                stages::mark(Mark::Rooted);
-                arrived
-            }
+            Some(sums) => team.arrive_root(round, sums, call, quiet),
         }
     }
 
@@ -474,15 +464,14 @@ impl<F: Completion> Seat<'_, F> {
 /// counted: its entry stays. A counted arrival forgets the guard.
 struct Unpublish<'a, F: Completion> {
     barrier: &'a Barrier<F>,
-    entry: Option<(&'a AtomicU64, u64)>,
+    entry: (&'a AtomicU64, u64),
 }
 
 impl<F: Completion> Unpublish<'_, F> {
     fn restore(&self) {
-        if let Some((entry, before)) = self.entry {
-            // Relaxed: as `Seat::publish`; nothing was counted.
-            entry.store(before, Ordering::Relaxed);
-        }
+        let (entry, before) = self.entry;
+        // Relaxed: as `Seat::publish`; nothing was counted.
+        entry.store(before, Ordering::Relaxed);
     }
 }
 

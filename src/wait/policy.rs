@@ -1,5 +1,5 @@
 //! What the wait policy remembers between waits, and the bench-only switch
-//! between policies.
+//! to spinning (feature `bench`).
 //!
 //! Two hints, neither part of any barrier's synchronization (a stale or lost
 //! update costs a little speed, never a wake-up):
@@ -35,8 +35,8 @@ use std::time::Instant;
 /// cores, enough for a partner that is running and about to arrive. A
 /// higher floor made every phase pay it on a partner that could not run
 /// (two participants sharing a CPU, or beside busy foreign processes),
-/// while an idle machine gains nothing from it (benches/RESULTS.md,
-/// the section on lowering the spin floor).
+/// while an idle machine gains nothing from it (benches/RESULTS.md, "The
+/// spin floor, pinned threads, placement").
 pub(crate) const MIN_SPIN_NANOS: u64 = 250;
 
 /// The first yield-off period after a slow yield: a few of the foreign
@@ -48,35 +48,19 @@ pub(crate) const MIN_YIELD_OFF_NANOS: u64 = 4_000_000;
 /// per period, a small share of a waiting thread's time.
 pub(crate) const MAX_YIELD_OFF_NANOS: u64 = 128_000_000;
 
-/// How long yielding stays off after a slow yield under the `Classic`
-/// policy (the first release's, kept for the benches): long enough that a
-/// loaded machine is not probed too often, but so long that a run that
-/// starts under load keeps parking after the load is gone, which is why the
-/// adaptive backoff replaced it (benches/RESULTS.md, "The wait policy").
-#[cfg(feature = "bench")]
-const YIELD_OFF_NANOS: u64 = 1_000_000_000;
-
 /// Which policy the waits use: the adaptive one, and with the feature
-/// `bench` the others that the benches compare it with.
+/// `bench` a spin-only one for diagnosis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
-    /// The first release's: a fixed spin and yield budget, and after a
-    /// slow yield no yielding for a second, process-wide.
-    #[cfg(feature = "bench")]
-    Classic,
     /// The default: the hints of this module.
     Adaptive,
     /// Diagnosis only: spin until the wait ends (never yield or park).
     #[cfg(feature = "bench")]
     SpinOnly,
-    /// For comparison: the adaptive spin, but slow yields never turn
-    /// yielding off.
-    #[cfg(feature = "bench")]
-    NoYieldBackoff,
 }
 
 #[cfg(feature = "bench")]
-static POLICY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(1);
+static POLICY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 /// Sets the policy of every later wait of the process (feature `bench`).
 #[cfg(feature = "bench")]
@@ -92,12 +76,11 @@ pub(crate) fn current(deadline: Option<Instant>) -> Policy {
     #[cfg(feature = "bench")]
     {
         // Relaxed: as in `set_policy`.
-        match POLICY.load(std::sync::atomic::Ordering::Relaxed) {
-            0 => return Policy::Classic,
-            // Diagnosis spins are unbounded: not for a timed wait.
-            2 if deadline.is_none() => return Policy::SpinOnly,
-            3 => return Policy::NoYieldBackoff,
-            _ => {}
+        // Diagnosis spins are unbounded: not for a timed wait.
+        if POLICY.load(std::sync::atomic::Ordering::Relaxed) == Policy::SpinOnly as u8
+            && deadline.is_none()
+        {
+            return Policy::SpinOnly;
         }
     }
     let _ = deadline;
@@ -148,8 +131,6 @@ pub(crate) fn spin_budget(policy: Policy) -> u32 {
     match policy {
         _ if sync::MODEL => 1,
         #[cfg(feature = "bench")]
-        Policy::Classic => full_spin(),
-        #[cfg(feature = "bench")]
         Policy::SpinOnly => u32::MAX,
         _ => SPIN_BUDGET.with(|b| match b.get() {
             0 => full_spin(),
@@ -174,7 +155,7 @@ pub(crate) fn spin_ended(policy: Policy, budget: u32, succeeded: bool) {
 /// Whether `policy` keeps the per-thread spin budget.
 fn adapts(policy: Policy) -> bool {
     #[cfg(feature = "bench")]
-    if matches!(policy, Policy::Classic | Policy::SpinOnly) {
+    if policy == Policy::SpinOnly {
         return false;
     }
     let _ = policy;
@@ -201,8 +182,6 @@ pub(crate) fn may_yield(policy: Policy, now: Instant) -> bool {
         _ if sync::MODEL => true,
         #[cfg(feature = "bench")]
         Policy::SpinOnly => false,
-        #[cfg(feature = "bench")]
-        Policy::NoYieldBackoff => true,
         // Relaxed: a hint; the decision (yield or not) is correct either
         // way and reads no data, so a stale value costs one yield too many
         // or too few, never a wrong result.
@@ -211,21 +190,11 @@ pub(crate) fn may_yield(policy: Policy, now: Instant) -> bool {
 }
 
 /// A yield took longer than `SLOW_YIELD_NANOS`: turn yielding off.
-pub(crate) fn slow_yield(policy: Policy, now: Instant) {
-    let off = match policy {
-        #[cfg(feature = "bench")]
-        Policy::NoYieldBackoff => return,
-        #[cfg(feature = "bench")]
-        Policy::Classic => YIELD_OFF_NANOS,
-        _ => {
-            // Relaxed (both): hints, as above; racing slow yields may double
-            // the backoff once too few times.
-            let off = next_backoff(YIELD_BACKOFF.load(Ordering::Relaxed));
-            YIELD_BACKOFF.store(off, Ordering::Relaxed);
-            off
-        }
-    };
-    // Relaxed: a hint, as above.
+pub(crate) fn slow_yield(now: Instant) {
+    // Relaxed (all three): hints, as above; racing slow yields may double
+    // the backoff once too few times.
+    let off = next_backoff(YIELD_BACKOFF.load(Ordering::Relaxed));
+    YIELD_BACKOFF.store(off, Ordering::Relaxed);
     YIELD_OFF_UNTIL.store(since_epoch(now) + off, Ordering::Relaxed);
 }
 
@@ -269,18 +238,11 @@ mod tests {
         let now = Instant::now();
         fast_yield_stage(Policy::Adaptive);
         assert!(may_yield(Policy::Adaptive, now));
-        slow_yield(Policy::Adaptive, now);
+        slow_yield(now);
         let ms = std::time::Duration::from_millis;
         assert!(!may_yield(Policy::Adaptive, now + ms(1)));
-        // After the first backoff a short run gets yielding back, where the
-        // Classic policy keeps it off for a long fixed period.
+        // After the first backoff a short run gets yielding back.
         assert!(may_yield(Policy::Adaptive, now + ms(5)));
-        #[cfg(feature = "bench")]
-        {
-            slow_yield(Policy::Classic, now);
-            assert!(!may_yield(Policy::Classic, now + ms(500)));
-            assert!(may_yield(Policy::Classic, now + ms(1001)));
-        }
         fast_yield_stage(Policy::Adaptive);
         YIELD_OFF_UNTIL.store(0, Ordering::Relaxed);
     }
@@ -299,11 +261,5 @@ mod tests {
             spin_ended(policy, spin_budget(policy), true);
         }
         assert_eq!(spin_budget(policy), full);
-        // Classic ignores the history.
-        #[cfg(feature = "bench")]
-        {
-            spin_ended(Policy::Classic, 1, false);
-            assert_eq!(spin_budget(Policy::Classic), full);
-        }
     }
 }
