@@ -2,8 +2,6 @@
 //! (`__syncthreads_count`, `_and`, `_or`), built on a [`Team`], and
 //! `BlockSeat`, a thread's seat in it.
 //!
-//! # Seats or seat-less
-//!
 //! Threads that know their rank sync through a [`BlockSeat`], so that the
 //! block scales like a `Team` (its combining tree); the seat-less `sync*`
 //! methods arrive on the team's word directly, like a plain `Barrier`. The
@@ -11,116 +9,32 @@
 //! it): `mode` records which one the block was first used with, and the
 //! other panics before it changes anything.
 //!
-//! # The reduction, and why phases never mix
-//!
 //! Beside the team (no completion function, so a phase completes and the
 //! next starts in one atomic step) live four counters, one per phase modulo
-//! 4, each holding two counts: true predicates (`sync_count`, `sync_or`) in
-//! the low half, false ones (`sync_and`) in the high half. Counting the false
-//! ones makes `sync_and` independent of how many threads are left: a thread
-//! that left (its seat dropped) takes no part in later phases. A thread's
-//! call of a `sync*` method in phase `k`:
+//! 4, each holding true predicates (`sync_count`, `sync_or`) in its low
+//! half and false ones (`sync_and`) in its high half. A call of a `sync*`
+//! method in phase `k`:
 //!
-//! 1. learns the phase, exactly `k` (modulo 4; see below): a seat from its
-//!    own record of its last arrival (`Seat::next_phase`), with no load; a
-//!    seat-less sync by a `Relaxed` load of the word;
+//! 1. learns the phase, exactly `k` (modulo 4): a seat from its record of
+//!    its last arrival, with no load; a seat-less sync by a `Relaxed` load;
 //! 2. if its predicate counts, adds 1 to its half of `count[k]` (`Relaxed`);
 //! 3. arrives and waits in phase `k` (through its seat, or on the word);
-//! 4. unless it is a plain `sync()`, which reads nothing, reads `count[k]`
-//!    (`Relaxed`): that is the result;
-//! 5. if it was the phase's leader (its arrival completed the phase), clears
-//!    `count[k + 2]`, the counter of phase `k - 2` and of phase `k + 2`: it
-//!    loads it (`Relaxed`) and stores 0 unless it holds 0 already.
+//! 4. unless it is a plain `sync()`, reads `count[k]` (`Relaxed`): the result;
+//! 5. if it led the phase, clears `count[k + 2]` (a load, and a store of 0
+//!    unless it holds 0 already). A leaving seat clears it too, before its
+//!    arrival, since no `sync*` caller may lead that phase.
 //!
-//! Why step 1 finds `k`: the thread's wait in phase `k - 1` returned, so the
-//! word had moved on to phase `k`, and phase `k` cannot complete without this
-//! thread's arrival; a seat-less thread's own load cannot see an older value
-//! (coherence), and a seat's record says that its last arrival was in phase
-//! `k - 1`. (A tree's seat still loads the word, `Acquire`, in
-//! `Seat::enter`: that load orders its tree node, not the counters; a flat
-//! team's seat reads the word only with its arrival's RMW.) A seat
-//! whose last wait did not return saw the block poisoned, for good, so its
-//! arrival panics; its add, if any, goes to the counter of phase `m + 1`,
-//! `m` the phase that never completes: nobody reads phase `m + 1`, and the
-//! readers of phase `m - 3` read before their arrivals in phase `m - 2`,
-//! which completed before this seat's arrival in phase `m`.
+//! No lock, no completion function: a plain `sync()` through a seat costs a
+//! `Team` seat's `arrive_and_wait` plus the leader's load of a line that
+//! stays unwritten while the block only plain-syncs.
 //!
-//! An *arrival* below is a `Release` RMW that reaches the word: a seat-less
-//! one is an RMW of the word; a seat's is an RMW of its tree node, carried by
-//! the `AcqRel` RMWs of the climb to the root's combined arrival, an RMW of
-//! the word (team.rs, points 1 and 2). Either way it happens-before that
-//! phase's combined (or own) RMW of the word, which is `Release`, and a later
-//! RMW of the word that is `AcqRel` (the next completions) synchronizes with
-//! it, since every change of the word is an RMW (release sequences).
-//!
-//! Why the clear in step 5 is safe and in time, for `c = count[k + 2]`:
-//! - Every read of `c` in phase `k - 2` happens-before it: the reader's
-//!   arrival in phase `k - 1` is sequenced after its read and happens-before
-//!   the completion of phase `k - 1`, and the leader's arrival that completed
-//!   phase `k` is an `AcqRel` RMW later in the word's modification order. So
-//!   no read of phase `k - 2` sees the 0.
-//! - It happens-before every add of phase `k + 2`: it is sequenced before the
-//!   leader's arrival in phase `k + 1`, and the adders of phase `k + 2` were
-//!   released from phase `k + 1` by an `Acquire` of the word that only that
-//!   phase's completion (after the leader's arrival) wrote.
-//!
-//! Why step 4 reads exactly the predicates of phase `k`: the last write to
-//! `count[k]` before phase `k`'s adds is the clear by the leader of phase
-//! `k - 2` (or the initial 0), which happens-before them (above); every add
-//! of phase `k` happens-before the read (the add precedes the adder's
-//! arrival, the read follows the reader's `Acquire` wait); and the next
-//! writes (the clear by the leader of phase `k + 2`, the adds of phase
-//! `k + 4`) happen-after the reader's arrival in phase `k + 1`, which follows
-//! the read. By coherence the read sees 0 plus one per counted predicate of
-//! phase `k`: the same value for every thread, and never a neighbour phase's.
-//!
-//! A seat that leaves (a `BlockSeat` dropped) makes an arrival without a
-//! `sync*`, and if that arrival completes the phase, no `sync*` caller leads
-//! it and nobody would clear `count[k + 2]`. So a leaving seat clears it
-//! itself, *before* its arrival in phase `k`: that is after every read of
-//! phase `k - 2` (the seat's last wait returned, so phase `k - 1` completed,
-//! after every reader's arrival in it) and before every add of phase `k + 2`
-//! (its arrival happens-before phase `k`'s completion, which is before phase
-//! `k + 1`'s in the word's modification order). A second clear by the
-//! phase's leader is harmless. A seat whose last wait did *not* return (it
-//! panicked on the poisoned block, and the thread caught that, as `launch`
-//! does) has no such guarantee: phase `k - 1` never completed, and a slow
-//! thread may still be reading its result of phase `k - 2`. So a seat of a
-//! poisoned block does not clear; a poisoned block has no later phase that
-//! needs it.
-//!
-//! Why a clear may skip the store of a 0 (the leader's in step 5, and a leaving
-//! seat's): every write to `c` before phase `k + 2`'s adds happens-before the
-//! load: phase `k - 2`'s adds (each before its adder's arrival in phase
-//! `k - 2`, which the completions of phases `k - 1` and `k` follow in the
-//! word's modification order: the leaving seat's wait in phase `k - 1` acquired
-//! the one, the leader's RMW is the other), the clear by the leader of phase
-//! `k - 4` (before its arrival in phase `k - 3`), and the clears by seats
-//! leaving in phase `k - 4` (before their arrivals there) and, for the leader,
-//! in phase `k` (before their arrivals, which happen-before the `AcqRel` RMW
-//! that completed phase `k`). Phase `k + 2`'s adds happen-after the load, as
-//! after the store (above), and so does the leader's clear of phase `k` for a
-//! leaving seat (after the completion its arrival is part of). Another seat
-//! leaving in phase `k` may clear `c` unordered with the load, but only ever
-//! writes 0. So by coherence the load reads phase `k - 2`'s sum or a clear,
-//! never anything of phase `k + 2`; when it reads 0, the counter already holds
-//! the value the store would write, and every later add and read sees the same
-//! values without it. So a block that only plain-syncs never writes a counter,
-//! and no thread misses on their lines.
-//!
-//! The cost over an arrival and wait: for a seat-less sync one `Relaxed`
-//! load of the word (a seat knows its phase); for a reducing call at most
-//! one `fetch_add` and one load of a counter on its own cache line; and for
-//! the leader one load of a counter and, if it held a count, one store. So a
-//! plain `sync()` through a seat costs a `Team` seat's `arrive_and_wait`
-//! plus the leader's load of a line that stays unwritten while the block
-//! only plain-syncs. No lock, no completion function.
-//!
-//! The argument needs every thread to make exactly one arrival per call, which
-//! holds as long as only the `sync*` methods touch the team (it is private).
-//! A group that breaks CUDA's rule (a thread skipping a `sync*` the others
-//! make, or more than `n` threads using it) gets unspecified results, but
-//! never memory unsafety.
+//! Why phases never mix, why the clears are safe and in time, and why every
+//! thread reads the same result: [docs/design/block.md](../docs/design/block.md).
+//! The argument needs every thread to make exactly one arrival per call,
+//! which holds as long as only the `sync*` methods touch the team (it is
+//! private). A group that breaks CUDA's rule (a thread skipping a `sync*`
+//! the others make, or more than `n` threads using it) gets unspecified
+//! results, but never memory unsafety.
 
 #[cfg(doc)]
 use crate::barrier::Barrier;

@@ -2,250 +2,29 @@
 //! word, so that the word is updated about once per phase however many
 //! threads arrive.
 //!
-//! # Shape
-//!
 //! Seat `r` belongs to leaf `r / fan_in`; every `fan_in` nodes of a level
-//! have a parent on the next level, up to one root. Each node is a countdown
-//! word on its own cache line ([`CachePadded`]). A seat's arrival is one
-//! `fetch_add` on its leaf; the *last* arrival of a phase at a node re-arms
-//! the node for the next phase and climbs: it arrives at the parent on
-//! behalf of the whole subtree. The root's last arriver makes ONE combined
-//! arrival on the word (`Barrier::arrive_combined`): every arrival of the
-//! phase and every drop. Waiters poll the word only (the ordinary wait path:
-//! `Barrier::wait`, parity and timed waits), so every semantic of a
-//! `Barrier` (tokens, parity, tx, completion, `is_leader`, poisoning,
-//! retirement) stays on the word, and `Seat::arrive` never waits for another
-//! thread (except in a completion window, as `Barrier::arrive`).
-//! The word's RMW that completes a phase is its release too: waiters
-//! released through lines of their own (one per leaf or per seat, stored
-//! by the completer after that RMW) were slower at every thread count,
-//! since such a store is one more transfer on every episode's path, after
-//! the RMW rather than instead of it (benches/RESULTS.md, "Release lines,
-//! and the table again").
+//! have a parent on the next, up to one root. Each node is a countdown word
+//! on its own cache line (`team/tree.rs`). A seat's arrival is one
+//! `fetch_add` on its leaf; the last arrival of a round at a node re-arms
+//! the node and climbs with the round's sums; the root's last arriver makes
+//! one combined arrival on the word (`Barrier::arrive_combined`). Waiters
+//! poll the word only, so every semantic of a `Barrier` (tokens, parity,
+//! tx, completion, `is_leader`, poisoning, retirement) stays on the word.
+//! A team of at most [`FLAT`] seats has no tree: each seat's arrival is one
+//! RMW of the word (`Seat::arrive_flat`).
 //!
-//! A team of at most `flat` seats has no tree: its seats arrive on the word
-//! directly (one seat, one arrival). A flat seat's plain arrival is the one
-//! RMW, without the entry read below: the seat knows the phase it arrives
-//! in, and the RMW refuses a word in any other (`Seat::arrive_flat`), so
-//! the read of a line the other seats are writing is the RMW's own instead
-//! of a miss of its own before it (benches/RESULTS.md, "Where a Team's
-//! episode goes").
+//! The tree is built for the team's capacity; ranks that do not take part
+//! cost a phase nothing. A seat leaves (`arrive_and_drop`, or a drop) with a
+//! contribution that may be folded into the round before; `Team::join`
+//! marks a free rank in the per-rank table (`team/ranks.rs`) and attaches
+//! its leaf from the next round on. The per-rank table is what `missing()`,
+//! the progress in `Debug` and `join` read.
 //!
-//! The tree is built for the team's *capacity* (`Team::with_capacity`;
-//! `Team::new(s)` has capacity `s`): ranks that do not take part are not
-//! members of their leaf, and a node with no members is not a member of its
-//! parent, so they cost a phase nothing.
-//!
-//! Cost per phase in a tree: each seat reads the word once (`Acquire`, for
-//! the phase and the double-arrival check) and makes one `fetch_add` on its leaf,
-//! which never retries however many of the `fan_in` seats hit the line at
-//! once; a round's last arriver then re-arms the node with one CAS
-//! (retried only when a leave or a join lands in between) and makes a
-//! `fetch_add` and a re-arm per level it climbs; the root's last makes the
-//! one RMW of the word; waiters only load the word. Leaves, and the climbs
-//! that carry drops, are one CAS per node, retried under contention.
-//!
-//! The defaults, fan-in [`FAN_IN`] and flat up to [`FLAT`] seats, were
-//! chosen by sweeping [`Team::with_shape`] (fan-in 2, 4, 8, 16 and flat,
-//! beside the flat `Barrier` and the peers in the same run; the reasons
-//! beside the constants, the measurements in benches/RESULTS.md, "Team:
-//! episode latency").
-//!
-//! # A node's word
-//!
-//! Each node counts down the members (seats of a leaf, child nodes of an
-//! inner node) still owed in its round, and sums the arrivals and drops of
-//! its subtree; the last contribution of a round re-arms the node for the
-//! next round and climbs with the sums. A *plain* contribution (arrivals
-//! without drops or leave: a seat's arrival, a child's round that nobody
-//! left) always finds its node in its own round (memory ordering, point 3),
-//! so it is one `fetch_add`; if it completes the round, the node is
-//! re-armed by a second RMW, a CAS from the word found, and until then the
-//! word is *completed*: the round's sums in, nothing owed, not yet
-//! re-armed. Only two transitions can land in that window: a leave's fold
-//! ("Leaving") and a join's attach ("Joining"); the re-arm counts them in
-//! the completed round, as if they had come before its last contribution.
-//! Every other contribution (a leave, a climb that carries drops) is one
-//! CAS that counts, or folds, and re-arms at once. The word's layout and
-//! its transitions are in `team/tree.rs`. An empty node is never touched
-//! again but by a join: its parent no longer waits for it.
-//!
-//! # Leaving
-//!
-//! A seat that leaves (`arrive_and_drop`, or a normal drop) contributes
-//! `(1, 1, leave)` to round `last + 1`, `last` being the phase of its own
-//! last arrival. If it has not arrived in the current phase, that is the
-//! current phase and an ordinary contribution. If it has ("leave from the
-//! next phase on"), its leaf is either still in round `last` (the round
-//! has not completed there) or already in round `last + 1`:
-//!
-//! - in round `last`: the contribution is *folded* into that round: no
-//!   `pending` change (its arrival is in already), `drops += 1`,
-//!   `members -= 1`. The drop goes up with round `last`'s sums, so the word
-//!   lowers its expected count when phase `last` completes, and the seat is
-//!   not waited for in phase `last + 1` anywhere. The round may already be
-//!   completed by a plain contribution and waiting for its re-arm ("A
-//!   node's word"): the fold lands there the same way, and the re-arm,
-//!   which reads it, climbs with its drop (and, if it took the node's last
-//!   member, with the node's leave). The leaver's own climb ends at the
-//!   fold; the re-arm's climber carries it on (memory ordering, point 1).
-//! - in round `last + 1`: an ordinary contribution to that round (an arrival
-//!   and a drop, made early). If it brings the leaf's `pending` to 0 while
-//!   phase `last` is still running elsewhere, every other member of the leaf
-//!   left in the same way (a *real* arrival in round `last + 1` comes from a
-//!   seat that saw the word in phase `last + 1`), so the leaf is empty and
-//!   its sums are all early drops (`a == d`). Its climb then finds the parent
-//!   either in round `last + 1` (ordinary) or still in round `last`: folded
-//!   there, as above. So a contribution to round `r` always finds its node in
-//!   round `r` or, folded, in round `r - 1`, and only a climb of leavers
-//!   (`a == d`) can be early.
-//! - At the root, a climb of round `r` with `a == d` (the whole team left)
-//!   may be early, and the word decides with the RMW that applies it
-//!   (`Op::SeatLeave`): if the word is still in phase `r - 1` (held open by
-//!   a tx count, or its combined arrival not yet made), the `d` leaves are
-//!   drops without an arrival there, folded into phase `r - 1` as at a node:
-//!   their arrivals in it are counted by the root's climber of round `r - 1`,
-//!   and the team retires as that phase completes. If the word is in phase
-//!   `r`, they are `d` arrivals and drops of phase `r`. No leave waits for a
-//!   phase to end: the last leaver may be the very thread that would end
-//!   phase `r - 1` (its `complete_tx`). Only a completion window is waited
-//!   out, as by every arrival.
-//!
-//! A flat team's word plays the leaf: `Op::SeatLeave` of one seat is a drop
-//! without an arrival in phase `last` if that phase is still running, an
-//! arrival and a drop in the next one otherwise.
-//!
-//! # Joining
-//!
-//! `Team::join` takes the team's join lock (joins are rare; arrivals and
-//! leaves never take it), finds the lowest free rank in the per-rank table
-//! (team/ranks.rs), and then, in this order:
-//!
-//! 1. joins the word: one `Acquire` RMW raising its pending and expected
-//!    counts by one (`State::join`, as `Barrier::add_participants(1)`; in a
-//!    completion window it waits for the next phase and joins that). The
-//!    phase it joined, `p`, cannot complete now before the new seat arrives.
-//! 2. marks the rank as taking part from phase `p` in the table.
-//! 3. attaches the rank's leaf from round `p + 1` on (`Team::attach`): a
-//!    leaf with members counts one more, in its re-arm for `p + 1` if it is
-//!    still in round `p` (running, or completed and not yet re-armed), at
-//!    once if it is in `p + 1` already (a node with members is in one of
-//!    the two while `p` runs; a completed round is always `p`, since round
-//!    `p + 1` completes by a plain contribution only after phase `p`); an
-//!    empty leaf (no members, nothing owed, no sums), which its parent no
-//!    longer waits for, is re-armed for round `p + 1` with the one member
-//!    and attached to its parent the same way, up to the root (whose
-//!    parent, the word, step 1 covered). A completed round whose members
-//!    all left before its re-arm is not empty: its re-arm still climbs with
-//!    its sums, and the member attached there keeps the node in its parent.
-//!
-//! The new seat's first arrival, in phase `p`, goes to the word directly
-//! (one combined arrival of one seat), since its leaf may have completed
-//! round `p` already; from phase `p + 1` on it arrives at its leaf like
-//! every seat. If it leaves before that first arrival, it makes the arrival
-//! and its drop on the word and a contribution that carries only its leave
-//! (`(0, 0, leave)`) to its leaf's round `p + 1`. An empty node is touched
-//! by nobody but a join: its members left, and its last climb went on to
-//! its parent; a revival that lands before that climb does is counted with
-//! it (the climb's `leave` lowers the members the revival raised), and the
-//! rules above hold for either order. The lock keeps two joins from
-//! reviving the same node, and makes each join see the table as the last
-//! one left it.
-//!
-//! # Memory ordering
-//!
-//! 1. Every contribution is a `Release` RMW on its node (a plain one's
-//!    `fetch_add`; the others' CAS is `AcqRel`, since it may complete the
-//!    round). A node's word is only changed by RMWs, so each contribution
-//!    continues the release sequences of the earlier ones, and the
-//!    completer's acquire reads the value they left: the climber has
-//!    everything every member did before its contribution (Acquire) and
-//!    hands it on with its own (Release), up to the root. After a plain
-//!    completion that acquire is the re-arm, a CAS that is `Acquire`: it
-//!    reads the word the `fetch_add` left or a later one, so it
-//!    synchronizes with every contribution of the round, and with a fold
-//!    that landed after the `fetch_add` (a leaver's arrival in the next
-//!    phase, whose own climb ends there), which the climber hands on with
-//!    the rest. It needs no `Release`: it publishes nothing of its own, and
-//!    as an RMW it continues the release sequences.
-//! 2. The root's climber arrives on the word with an RMW that is `Release`,
-//!    `AcqRel` if it completes the phase (`Barrier::update`, state.rs points
-//!    1-3); waits read the word with `Acquire` (point 4). So everything a
-//!    seat did before its arrival happens-before the completion function and
-//!    every wait of that phase returning (as for a `Barrier`), through the chain
-//!    seat → leaf → … → root → word → waiter.
-//! 3. Every climb starts after its node's re-arm (in the same CAS, or in
-//!    the CAS after a plain completion), so the root's climber, and the
-//!    word's next phase, come after every node's re-arm. A seat's next
-//!    arrival at the same node can only come after the phase completed: its
-//!    arrive reads the word with `Acquire` and sees the next phase, which
-//!    the root's climber wrote after its climb, which came after every
-//!    node's re-arm (1). So that arrival's RMW happens-after the re-arm and
-//!    reads it or a later value (coherence): it always finds its node in
-//!    its own round, never completed (its round cannot complete without
-//!    it), so it can be a plain `fetch_add`. A child's round that carries
-//!    a seat's plain arrival climbs with that seat's ordering, and finds
-//!    its parent in its round the same way. Only folds and attaches ever see
-//!    a completed word. (With a
-//!    `Relaxed` read of the word, C++ would allow the RMW to read the node's
-//!    previous round, through a load-buffering cycle that loom does not
-//!    model and hardware does not produce: loom-tests/README.md, Teeth.) A
-//!    seat's arrival in a new phase therefore reads the word with `Acquire`,
-//!    not only its waits.
-//! 4. `Seat::arrive_tx(tx)` does `expect_tx(tx)` on the word before its
-//!    tree arrival: the phase cannot complete in between, since this seat's
-//!    arrival is still owed, and the expect_tx's `Release` is earlier in the
-//!    seat's program order than its arrival, so it is ordered like the
-//!    arrival (2).
-//! 5. A join's changes of the nodes are `Release` RMWs that hand over no
-//!    data: the counts are the words themselves, which every later
-//!    contribution (an RMW) reads as the latest value, and an RMW continues
-//!    the release sequences of the contributions before it, so 1 holds
-//!    across it. The `Release` orders the one climb that carries no seat's
-//!    arrival: a round whose owed members all left before their first
-//!    arrival while the join attached a member completes with nothing but
-//!    the member kept, and its climber, which read the attach, is ordered
-//!    after the join's read of the word, and so after the parent's re-arm,
-//!    as a seat is by its own read (3). Its change of the word is the
-//!    `Acquire` RMW of state.rs (point 6); the new seat is handed to its
-//!    thread with a happens-before edge (or used on the joining one).
-//! 6. The phase a seat remembers (a `Cell`, the seat is `!Sync`) tells it
-//!    whether it arrives twice: a word in that same phase, still running.
-//!    A load can return an older value, so before it panics the seat reads
-//!    the word again with an RMW (`Barrier::latest`), which reads the latest
-//!    value: a phase that completed without this seat waiting is never
-//!    mistaken for a double arrival. A word *completing* that phase is the
-//!    completion window: the seat waits for the next phase and arrives there.
-//!
-//! # Memory per team
-//!
-//! `size_of::<Team<F>>()` (a [`Barrier`] of 8 bytes plus `F` on its own
-//! cache line, two boxed slices,
-//! the join lock and a few counts: 256 bytes on x86_64 for `F = ()`, since a
-//! 128-byte line is the alignment; the padding keeps the seats' reads of
-//! the shape off the line that the root's CAS and every waiter's poll
-//! bounce between cores, which shortens many seats' episodes:
-//! benches/RESULTS.md, the section on the team's barrier on its own cache line)
-//! plus on the heap `N * size_of::<CachePadded<Node>>()` (128 bytes on
-//! x86_64 and aarch64, 64 elsewhere) for the `N` nodes, `N = ceil(c/f) +
-//! ceil(c/f^2) + … + 1` for the capacity `c` (0 for a flat team), and the
-//! per-rank table, one padded line a rank, `c * size_of::<CachePadded<AtomicU64>>()`
-//! (team/ranks.rs says why a line each: a rank's arrival stores its entry,
-//! and a line that no other thread writes costs that store nothing; next
-//! to a thread's stack, a few megabytes, a line a rank is little).
-//! Linear in the capacity and independent of joins:
-//! `N < c / (f - 1) + log_f(c) + 1`. With the defaults (f = 4, flat up to
-//! 2), on x86_64:
-//!
-//! | capacity | nodes | heap bytes (tree + table) | total with the `Team` |
-//! |---:|---:|---:|---:|
-//! | 2 | 0 | 256 | 512 |
-//! | 4 | 1 | 640 | 896 |
-//! | 16 | 5 | 2 688 | 2 944 |
-//! | 64 | 21 | 10 880 | 11 136 |
-//! | 1024 | 341 | 174 720 | 174 976 |
-//!
-//! (pinned by a unit test below).
+//! The design, leaving, joining and a team's memory are argued in
+//! [docs/design/team-tree.md](../docs/design/team-tree.md); the memory
+//! ordering, point by point, in
+//! [docs/design/orderings.md](../docs/design/orderings.md). The shape's
+//! measurements: benches/RESULTS.md, "Team and block".
 
 use crate::barrier::ArriveAndWaitFuture;
 use crate::barrier::Barrier;
@@ -261,15 +40,15 @@ use std::fmt;
 
 /// Default fan-in of the tree: the fastest of 2, 4, 8 and 16 at 8 and 16
 /// threads, measured when the seats' contributions were CASes
-/// (benches/RESULTS.md, "Team: episode latency") and again with the single
-/// `fetch_add`, where it is the fastest or level with 8 at every thread
-/// count from 4 to 16 ("Small and mid-size teams"). Fan-in 2 climbs a level
+/// and again with the single `fetch_add`, where it is the fastest or level
+/// with 8 at every thread count from 4 to 16 (benches/RESULTS.md, "Shape and
+/// crossover"). Fan-in 2 climbs a level
 /// more per phase; 8 and 16 put that many seats' RMWs on one node's line.
 pub(crate) const FAN_IN: usize = 4;
 /// Teams of at most this many seats go flat: with two seats there is
 /// nothing to combine and every tree shape was slower than the flat word,
 /// while from four seats on one node already beats it (benches/RESULTS.md,
-/// "Team: episode latency").
+/// "Shape and crossover").
 pub(crate) const FLAT: usize = 2;
 mod call;
 mod delegate;
@@ -305,8 +84,8 @@ use tree::{Node, MAX_FAN_IN};
 /// a `Barrier`, oversubscribed too (the package's benches/RESULTS.md has the
 /// measurements). For two threads use a `Barrier`: the seat's bookkeeping
 /// costs more than a one-word barrier's arrival, and a `Barrier` needs no
-/// seats and is 8 bytes (a team's memory is in the module docs of
-/// `team.rs`: a few cache lines per 4 seats).
+/// seats and is 8 bytes (a team's memory is in the package's
+/// docs/design/team-tree.md: a few cache lines per 4 seats).
 ///
 /// # Joining and leaving
 ///
@@ -369,7 +148,7 @@ pub struct Team<F = ()> {
 }
 
 // `Team<F>: Send + Sync` when `F: Send`, as its barrier; the tree and the
-// bitmap are atomics.
+// per-rank table are atomics.
 static_assertions::assert_impl_all!(Team: Send, Sync);
 static_assertions::assert_impl_all!(Seat<'static>: Send);
 static_assertions::assert_not_impl_any!(Seat<'static>: Sync, Clone);

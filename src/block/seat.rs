@@ -1,5 +1,6 @@
 //! [`BlockSeat`]: one thread's seat in a [`BlockBarrier`], syncing through
-//! the block's [`Team`] (the reduction and its proof are in `block.rs`).
+//! the block's [`Team`] (the reduction: `block.rs`; its proof:
+//! docs/design/block.md).
 
 use super::*;
 use crate::team::Seat;

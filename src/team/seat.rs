@@ -1,5 +1,6 @@
 //! A [`Team`]'s [`Seat`]: arriving, leaving, and the checks of a seat
-//! (the design and its proof are in `team.rs`).
+//! (the design: docs/design/team-tree.md; the orderings:
+//! docs/design/orderings.md).
 
 use super::ranks::Entry;
 use super::tree::Contribution;

@@ -1,6 +1,7 @@
 //! The combining tree of a [`Team`]: the node word, its transitions, the
-//! nodes, and the climb from a leaf to the root (the design, leaving and the
-//! ordering proof are in `team.rs`).
+//! nodes, and the climb from a leaf to the root (the design and leaving:
+//! [docs/design/team-tree.md](../../docs/design/team-tree.md); the orderings:
+//! [docs/design/orderings.md](../../docs/design/orderings.md)).
 //!
 //! # A node's word
 //!
@@ -42,12 +43,12 @@
 //!   and re-arms in one CAS;
 //! - [`fold`](NodeWord::fold): a leaver's early contribution to round
 //!   `r + 1` that finds the node still in round `r` is folded into it
-//!   (`team.rs`, "Leaving");
+//!   (team-tree.md, "Leaving");
 //! - [`attach`](NodeWord::attach): a joined member, counted from the round
 //!   after the joined phase `p` on (one more member, owed at once if the
 //!   node is in round `p + 1` already); an empty node is re-armed for
 //!   round `p + 1` with that one member and attaches to its parent the same
-//!   way (`team.rs`, "Joining"). Empty means no members *and* nothing
+//!   way (team-tree.md, "Joining"). Empty means no members *and* nothing
 //!   owed and no sums ([`is_empty`](NodeWord::is_empty)): a completed
 //!   round whose members all left meanwhile is not empty yet, its re-arm
 //!   still climbs with its sums.
