@@ -9,12 +9,12 @@
 //! Run: `cargo bench --bench block` (add `-- --quick` for a fast look).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use syncthreads::{Barrier, BlockBarrier};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use syncthreads::{Barrier, BlockBarrier};
 
 /// What every thread does per episode: `(rank, episode index)`.
 trait Episode: Send + Sync + 'static {

@@ -431,7 +431,7 @@ impl BlockBarrier {
         if add != 0 {
             // Relaxed: the add is sequenced before this thread's arrival
             // below, which happens-before the phase's completion and so every
-            // reader's Acquire wait (module docs, arrivals and step 4); being
+            // reader's Acquire wait (docs/design/block.md, arrivals; step 4); being
             // an RMW, no concurrent add of the phase is lost.
             self.counts[k.index()].fetch_add(add, Ordering::Relaxed);
         }

@@ -4,13 +4,13 @@
 
 mod common;
 
+use common::ledger::Ledger;
 use common::{assert_misuse, dbg, panic_of, running, scaled, watchdog};
-use syncthreads::Barrier;
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
 use std::time::Duration;
+use syncthreads::Barrier;
 
 // ---- the current-phase rule ---------------------------------------------------
 
@@ -226,8 +226,9 @@ fn a_join_on_a_poisoned_barrier_panics_also_for_zero() {
         let before = dbg(&b);
         let message = panic_of(|| b.add_participants(n));
         assert!(
-            message
-                .starts_with("syncthreads: barrier poisoned by poison() (seen by add_participants("),
+            message.starts_with(
+                "syncthreads: barrier poisoned by poison() (seen by add_participants("
+            ),
             "{message}"
         );
         assert_eq!(dbg(&b), before);
@@ -280,43 +281,6 @@ fn a_join_inside_the_own_completion_function_panics_and_changes_nothing() {
 
 // ---- churn: participants join and leave while phases run -------------------------
 
-/// Who published in which phase, and who takes part: the completion function
-/// checks that every participant of the phase published exactly once.
-#[derive(Default)]
-struct Ledger {
-    /// The number of the phase now running.
-    phase: u64,
-    /// Participants of the current phase (id -> phase joined).
-    members: BTreeMap<usize, u64>,
-    /// Participants that leave with their arrival in the current phase.
-    leaving: Vec<usize>,
-    /// What each participant published in the current phase.
-    published: BTreeMap<usize, usize>,
-    checked: u64,
-}
-
-impl Ledger {
-    /// The completion function's check of the phase that completes.
-    fn complete(&mut self) {
-        let expected: Vec<usize> = self.members.keys().copied().collect();
-        let got: Vec<usize> = self.published.keys().copied().collect();
-        assert_eq!(got, expected, "phase {}: who published", self.phase);
-        for (id, times) in &self.published {
-            assert_eq!(
-                *times, 1,
-                "phase {}: participant {id} published {times} times",
-                self.phase
-            );
-        }
-        self.published.clear();
-        for id in self.leaving.drain(..) {
-            self.members.remove(&id);
-        }
-        self.phase += 1;
-        self.checked += 1;
-    }
-}
-
 #[test]
 fn barrier_churn_of_joins_and_leaves_publishes_once_per_phase() {
     const WORKERS: usize = 24;
@@ -346,23 +310,16 @@ fn barrier_churn_of_joins_and_leaves_publishes_once_per_phase() {
                             let id = id * 1_000_000 + join;
                             b.add_participants(1);
                             joins.fetch_add(1, Ordering::Relaxed);
-                            {
-                                // The join is an acquire of the phase's start,
-                                // so the ledger already names the joined phase.
-                                let mut l = ledger.lock().unwrap();
-                                let phase = l.phase;
-                                l.members.insert(id, phase);
-                            }
+                            // The join is an acquire of the phase's start,
+                            // so the ledger already names the joined phase.
+                            ledger.lock().unwrap().join(id);
                             rng = common::mix(rng);
                             let stay = 1 + rng % 6;
                             for _ in 0..stay {
-                                *ledger.lock().unwrap().published.entry(id).or_default() += 1;
+                                ledger.lock().unwrap().publish(id);
                                 b.arrive_and_wait();
                             }
-                            let mut l = ledger.lock().unwrap();
-                            *l.published.entry(id).or_default() += 1;
-                            l.leaving.push(id);
-                            drop(l);
+                            ledger.lock().unwrap().publish_and_leave(id);
                             b.arrive_and_drop();
                             thread::yield_now();
                         }
@@ -371,14 +328,14 @@ fn barrier_churn_of_joins_and_leaves_publishes_once_per_phase() {
                 }
                 // The anchor: participant 0 from phase 0 to the end, so the
                 // barrier never retires under the joiners.
-                ledger.lock().unwrap().members.insert(0, 0);
+                ledger.lock().unwrap().join(0);
                 // At least `PHASES` phases and three joins per worker (alone,
                 // the anchor may finish the phases before the workers get a
                 // core; joins that never come again hang here, into the
                 // watchdog), then until every worker has gone.
                 let mut phases = 0;
                 let anchor_phase = || {
-                    *ledger.lock().unwrap().published.entry(0).or_default() += 1;
+                    ledger.lock().unwrap().publish(0);
                     b.arrive_and_wait();
                 };
                 while phases < PHASES || joins.load(Ordering::Relaxed) < 3 * WORKERS {
@@ -389,10 +346,7 @@ fn barrier_churn_of_joins_and_leaves_publishes_once_per_phase() {
                 while alive.load(Ordering::Acquire) > 0 {
                     anchor_phase();
                 }
-                let mut l = ledger.lock().unwrap();
-                *l.published.entry(0).or_default() += 1;
-                l.leaving.push(0);
-                drop(l);
+                ledger.lock().unwrap().publish_and_leave(0);
                 b.arrive_and_drop();
             });
         },

@@ -520,46 +520,10 @@ impl std::task::Wake for Noop {
 
 // ---- joining (SPEC §10): join / leave / rejoin churn -----------------------
 
-/// Who takes part in the current phase and who reported in it; the
-/// completion function checks that every participant reported once.
-#[derive(Default)]
-struct Ledger {
-    members: std::collections::BTreeSet<usize>,
-    reported: std::collections::BTreeMap<usize, usize>,
-    /// Ranks whose leave is their arrival in the current phase.
-    leaving: Vec<usize>,
-    /// Ranks that arrived and then left: their leave is their arrival in
-    /// the next phase.
-    leaving_next: Vec<usize>,
-    phases: usize,
-}
-
-impl Ledger {
-    fn complete(&mut self) {
-        let reported: Vec<usize> = self.reported.keys().copied().collect();
-        let members: Vec<usize> = self.members.iter().copied().collect();
-        assert_eq!(reported, members, "phase {}: who reported", self.phases);
-        assert!(
-            self.reported.values().all(|&n| n == 1),
-            "phase {}: {:?}",
-            self.phases,
-            self.reported
-        );
-        self.reported.clear();
-        for rank in self.leaving.drain(..) {
-            self.members.remove(&rank);
-        }
-        for rank in self.leaving_next.drain(..) {
-            self.reported.insert(rank, 1);
-            self.leaving.push(rank);
-        }
-        self.phases += 1;
-    }
-
-    fn report(&mut self, rank: usize) {
-        *self.reported.entry(rank).or_default() += 1;
-    }
-}
+/// The churn ledger the std tests use (tests/common/ledger.rs).
+#[path = "common/ledger.rs"]
+mod ledger;
+use ledger::Ledger;
 
 /// `churners` threads join a team of capacity `capacity` (rank 0, the
 /// anchor, takes part throughout), stay a phase or two and leave, in each
@@ -588,7 +552,7 @@ fn team_churn(
                     flat,
                 ))
             };
-            ledger.lock().unwrap().members.insert(0);
+            ledger.lock().unwrap().join(0);
             let alive = Arc::new(AtomicUsize::new(churners));
             let handles: Vec<_> = (0..churners)
                 .map(|t| {
@@ -603,15 +567,15 @@ fn team_churn(
                             };
                             let rank = seat.rank();
                             assert!(
-                                ledger.lock().unwrap().members.insert(rank),
+                                ledger.lock().unwrap().join(rank),
                                 "rank {rank} taken twice"
                             );
                             for _ in 0..(t + round) % 2 {
-                                ledger.lock().unwrap().report(rank);
+                                ledger.lock().unwrap().publish(rank);
                                 seat.arrive_and_wait();
                             }
                             let mut l = ledger.lock().unwrap();
-                            l.report(rank);
+                            l.publish(rank);
                             match (t + round) % 3 {
                                 0 => {
                                     l.leaving.push(rank);
@@ -637,12 +601,11 @@ fn team_churn(
                 .collect();
             let anchor = team.seat(0);
             while alive.load(Ordering::SeqCst) > 0 {
-                ledger.lock().unwrap().report(0);
+                ledger.lock().unwrap().publish(0);
                 anchor.arrive_and_wait();
             }
             let mut l = ledger.lock().unwrap();
-            l.report(0);
-            l.leaving.push(0);
+            l.publish_and_leave(0);
             drop(l);
             anchor.arrive_and_drop();
             for handle in handles {
@@ -651,11 +614,7 @@ fn team_churn(
             // Whoever is left is leaving: a seat that arrived and then left
             // in the last phase counts in the next one, which retires at once.
             let l = ledger.lock().unwrap();
-            assert!(
-                l.members.iter().all(|r| l.leaving.contains(r)),
-                "{:?}",
-                l.members
-            );
+            assert!(l.all_leaving(), "{:?}", l.members);
         },
         iterations,
     );

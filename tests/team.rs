@@ -6,12 +6,12 @@
 
 mod common;
 
-use common::{mix, panic_of, scaled, watchdog};
-use syncthreads::{Barrier, Seat, Team};
+use common::{mix, panic_of, scaled, watchdog, word_of};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
 use std::time::Duration;
+use syncthreads::{Barrier, Seat, Team};
 
 /// The shapes every behaviour runs on: the default, a binary tree (the most
 /// levels), a wide fan-in, and flat. Under Miri the binary tree and flat:
@@ -70,22 +70,11 @@ fn stamps_and_leaders(team: &Team, seats: usize, phases: usize, what: &str) {
     assert_retired(team, phases + 1, what);
 }
 
-/// The `barrier: Barrier { .. }` part of a team's `Debug`: its word.
-fn barrier_debug<F>(team: &Team<F>) -> String {
-    let debug = format!("{team:?}");
-    let start = debug
-        .find("barrier: ")
-        .expect("Team's Debug shows its barrier")
-        + "barrier: ".len();
-    let end = start + debug[start..].find('}').expect("the barrier's Debug ends") + 1;
-    debug[start..end].to_string()
-}
-
 /// The team is retired in phase `phase`: every seat left.
 #[track_caller]
 fn assert_retired<F>(team: &Team<F>, phase: usize, what: &str) {
     assert_eq!(
-        barrier_debug(team),
+        word_of(team),
         format!(
             "Barrier {{ phase_parity: {}, pending: 0, expected: 0, tx: 0, poisoned: false }}",
             phase % 2 == 1
@@ -273,7 +262,7 @@ fn leaving_after_arriving_never_waits_for_the_others() {
         drop(rest[0].arrive());
         assert!(!team.phase_parity(), "{what}: 8 arrivals completed phase 1");
         assert_eq!(
-            barrier_debug(&team),
+            word_of(&team),
             "Barrier { phase_parity: false, pending: 8, expected: 8, tx: 0, poisoned: false }"
         );
     }
@@ -382,7 +371,7 @@ fn arrive_tx_out_of_range_panics_and_changes_nothing() {
         team.complete_tx(Barrier::MAX_TX);
         let pending = if what == "flat" { 3 } else { 4 }; // the tree holds the arrival
         assert_eq!(
-            barrier_debug(&team),
+            word_of(&team),
             format!("Barrier {{ phase_parity: false, pending: {pending}, expected: 4, tx: 0, poisoned: false }}"),
             "{what}"
         );
@@ -450,7 +439,8 @@ fn an_arrival_on_a_poisoned_team_panics_and_changes_nothing() {
                     _ => drop(seat.arrive_tx(1)),
                 });
                 assert!(
-                    message.starts_with("syncthreads: barrier poisoned by poison() (seen by Seat::"),
+                    message
+                        .starts_with("syncthreads: barrier poisoned by poison() (seen by Seat::"),
                     "{what}: rank {rank}: {message}"
                 );
                 assert_eq!((format!("{team:?}"), team.missing()), before, "{what}");
@@ -884,6 +874,65 @@ fn expected_reduction(live: &[usize], n: usize, phase: usize) -> usize {
     }
 }
 
+/// What a reduction phase calls: a `BlockSeat`'s syncs or a launched `Block`'s.
+trait Syncs {
+    fn sync_count(&self, pred: bool) -> usize;
+    fn sync_and(&self, pred: bool) -> bool;
+    fn sync_or(&self, pred: bool) -> bool;
+}
+
+impl Syncs for syncthreads::BlockSeat<'_> {
+    fn sync_count(&self, pred: bool) -> usize {
+        self.sync_count(pred)
+    }
+    fn sync_and(&self, pred: bool) -> bool {
+        self.sync_and(pred)
+    }
+    fn sync_or(&self, pred: bool) -> bool {
+        self.sync_or(pred)
+    }
+}
+
+impl Syncs for syncthreads::Block<'_> {
+    fn sync_count(&self, pred: bool) -> usize {
+        self.sync_count(pred)
+    }
+    fn sync_and(&self, pred: bool) -> bool {
+        self.sync_and(pred)
+    }
+    fn sync_or(&self, pred: bool) -> bool {
+        self.sync_or(pred)
+    }
+}
+
+/// Thread `rank` of `n` makes phase `phase` of the reduction test: the
+/// reduction `phase % 4` selects (`plain` for the plain sync), checked
+/// against the predicates of the `live` threads; returns its result.
+#[track_caller]
+fn reduction_phase(
+    block: &impl Syncs,
+    plain: impl FnOnce(),
+    (n, rank, phase): (usize, usize, usize),
+    live: &[usize],
+) -> usize {
+    let mine = pred(n, rank, phase);
+    let got = match phase % 4 {
+        0 => block.sync_count(mine),
+        1 => usize::from(block.sync_and(mine)),
+        2 => usize::from(block.sync_or(mine)),
+        _ => {
+            plain();
+            0
+        }
+    };
+    assert_eq!(
+        got,
+        expected_reduction(live, n, phase),
+        "{n} threads, rank {rank}, phase {phase}"
+    );
+    got
+}
+
 #[test]
 fn block_seats_reduce_exactly_over_thousands_of_phases() {
     for threads in [3, 16, 40] {
@@ -903,21 +952,8 @@ fn block_seats_reduce_exactly_over_thousands_of_phases() {
                         s.spawn(move || {
                             let all: Vec<usize> = (0..threads).collect();
                             for phase in 0..phases {
-                                let mine = pred(threads, rank, phase);
-                                let got = match phase % 4 {
-                                    0 => seat.sync_count(mine),
-                                    1 => usize::from(seat.sync_and(mine)),
-                                    2 => usize::from(seat.sync_or(mine)),
-                                    _ => {
-                                        seat.sync();
-                                        0
-                                    }
-                                };
-                                assert_eq!(
-                                    got,
-                                    expected_reduction(&all, threads, phase),
-                                    "{threads} threads, rank {rank}, phase {phase}"
-                                );
+                                let at = (threads, rank, phase);
+                                reduction_phase(&seat, || seat.sync(), at, &all);
                             }
                         });
                     }
@@ -948,21 +984,8 @@ fn block_seats_that_leave_are_not_counted() {
                         for phase in 0..PHASES.min(leave_at(rank)) {
                             let live: Vec<usize> =
                                 (0..THREADS).filter(|&r| leave_at(r) > phase).collect();
-                            let mine = pred(THREADS, rank, phase);
-                            let got = match phase % 4 {
-                                0 => seat.sync_count(mine),
-                                1 => usize::from(seat.sync_and(mine)),
-                                2 => usize::from(seat.sync_or(mine)),
-                                _ => {
-                                    seat.sync();
-                                    0
-                                }
-                            };
-                            assert_eq!(
-                                got,
-                                expected_reduction(&live, THREADS, phase),
-                                "rank {rank}, phase {phase}"
-                            );
+                            let at = (THREADS, rank, phase);
+                            reduction_phase(&seat, || seat.sync(), at, &live);
                         }
                     });
                 }
@@ -1071,30 +1094,19 @@ fn launch_sixty_four_threads_reduces_through_seats() {
                 let all: Vec<usize> = (0..THREADS).collect();
                 let mut sum = 0;
                 for phase in 0..PHASES {
-                    let mine = pred(THREADS, rank, phase);
-                    let got = match phase % 4 {
-                        0 => block.sync_count(mine),
-                        1 => usize::from(block.sync_and(mine)),
-                        2 => usize::from(block.sync_or(mine)),
-                        _ => {
-                            // A shared-memory exchange: write, sync, read the neighbour's.
-                            shared[rank].store((phase * THREADS + rank) as u64, Ordering::Relaxed);
-                            block.sync();
-                            let next = (rank + 1) % THREADS;
-                            assert_eq!(
-                                shared[next].load(Ordering::Relaxed),
-                                (phase * THREADS + next) as u64
-                            );
-                            block.sync(); // before anyone overwrites
-                            0
-                        }
+                    // The plain phases: a shared-memory exchange (write,
+                    // sync, read the neighbour's).
+                    let exchange = || {
+                        shared[rank].store((phase * THREADS + rank) as u64, Ordering::Relaxed);
+                        block.sync();
+                        let next = (rank + 1) % THREADS;
+                        assert_eq!(
+                            shared[next].load(Ordering::Relaxed),
+                            (phase * THREADS + next) as u64
+                        );
+                        block.sync(); // before anyone overwrites
                     };
-                    assert_eq!(
-                        got,
-                        expected_reduction(&all, THREADS, phase),
-                        "rank {rank}, phase {phase}"
-                    );
-                    sum += got;
+                    sum += reduction_phase(block, exchange, (THREADS, rank, phase), &all);
                 }
                 sum
             })

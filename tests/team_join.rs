@@ -6,33 +6,14 @@
 
 mod common;
 
-use common::{mix, panic_of, watchdog};
-use syncthreads::{BlockBarrier, Team};
+use common::ledger::Ledger;
+use common::{mix, panic_of, progress_of, watchdog, word_of};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
-
-/// `(arrived, expected)` from a `Debug` text's top-level fields.
-fn progress(debug: &str) -> (usize, usize) {
-    let field = |name: &str| -> usize {
-        let at = debug
-            .find(&format!("{name}: "))
-            .unwrap_or_else(|| panic!("no `{name}` in {debug}"));
-        debug[at + name.len() + 2..]
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect::<String>()
-            .parse()
-            .unwrap()
-    };
-    (field("arrived"), field("expected"))
-}
-
-fn team_progress<F: syncthreads::Completion>(team: &Team<F>) -> (usize, usize) {
-    progress(&format!("{team:?}"))
-}
+use syncthreads::{BlockBarrier, Team};
 
 /// The shapes a join has to work on: flat, one leaf, a tree with empty
 /// subtrees to revive, and a binary tree (the most levels).
@@ -132,13 +113,6 @@ fn a_join_makes_the_current_phase_wait_for_the_joined_seat() {
     }
 }
 
-/// The word's part of a team's `Debug`.
-fn word_of<F: syncthreads::Completion>(team: &Team<F>) -> String {
-    let debug = format!("{team:?}");
-    let at = debug.find("barrier: ").expect("a barrier field");
-    debug[at..].to_owned()
-}
-
 /// A team of capacity 2 is flat (its seats arrive on the word, each with
 /// the one RMW that checks its phase); step by step through joins, a
 /// joined seat's first arrival, a leave and a rejoin of the same rank, and
@@ -150,11 +124,11 @@ fn joins_on_a_flat_team_answer_as_on_a_tree() {
     for (what, team) in shapes(1, 2) {
         let team_is_flat = format!("{team:?}").contains("nodes: 0");
         let word = |parity: bool, pending: usize, expected: usize| {
-            format!("barrier: Barrier {{ phase_parity: {parity}, pending: {pending}, expected: {expected}, tx: 0, poisoned: false }} }}")
+            format!("Barrier {{ phase_parity: {parity}, pending: {pending}, expected: {expected}, tx: 0, poisoned: false }}")
         };
         let step = |step: &str, missing: &[usize], progress: (usize, usize), w: String| {
             assert_eq!(team.missing(), missing, "{what}: {step}");
-            assert_eq!(team_progress(&team), progress, "{what}: {step}");
+            assert_eq!(progress_of(&team), progress, "{what}: {step}");
             // A tree's word sees its seats' arrivals only as the root's.
             if team_is_flat {
                 assert_eq!(word_of(&team), w, "{what}: {step}");
@@ -300,7 +274,7 @@ fn join_in_the_completion_window(capacity: usize) {
                 assert_eq!(joined.rank(), 1);
                 // It joined phase 1: its arrival and seat 0's complete it.
                 assert!(team.phase_parity());
-                assert_eq!(team_progress(team), (0, 2));
+                assert_eq!(progress_of(team), (0, 2));
                 assert_eq!(team.missing(), [0, 1]);
                 drop(joined.arrive());
                 assert_eq!(team.missing(), [0]);
@@ -360,7 +334,7 @@ fn a_seat_that_leaves_after_arriving_frees_its_rank_two_phases_on() {
         assert!(team.join().is_none(), "{what}: phase 0");
         drop(a.arrive()); // phase 0 completes
         assert_eq!(
-            team_progress(&team),
+            progress_of(&team),
             (1, 2),
             "{what}: b's leave counts in phase 1"
         );
@@ -428,7 +402,7 @@ fn joins_revive_empty_subtrees_and_leaves_empty_them_again() {
     for round in 0..6 {
         let joined: Vec<_> = (0..63).map(|_| team.join().expect("free ranks")).collect();
         assert!(team.join().is_none());
-        assert_eq!(team_progress(&team), (0, 64), "round {round}");
+        assert_eq!(progress_of(&team), (0, 64), "round {round}");
         let t = first.arrive();
         for s in &joined[..62] {
             drop(s.arrive());
@@ -439,7 +413,7 @@ fn joins_revive_empty_subtrees_and_leaves_empty_them_again() {
         assert!(team.try_wait(&t), "round {round}");
         drop(joined); // every joined seat leaves in the next phase
         drop(first.arrive());
-        assert_eq!(team_progress(&team), (0, 1), "round {round}");
+        assert_eq!(progress_of(&team), (0, 1), "round {round}");
     }
 }
 
@@ -497,20 +471,20 @@ fn missing_and_progress_are_exact_at_quiescence() {
     for (what, team) in shapes(4, 8) {
         // Ranks never handed out count as taking part.
         assert_eq!(team.missing(), [0, 1, 2, 3], "{what}");
-        assert_eq!(team_progress(&team), (0, 4), "{what}");
+        assert_eq!(progress_of(&team), (0, 4), "{what}");
         let s0 = team.seat(0);
         let s2 = team.seat(2);
         drop(s2.arrive());
         assert_eq!(team.missing(), [0, 1, 3], "{what}");
-        assert_eq!(team_progress(&team), (1, 4), "{what}");
+        assert_eq!(progress_of(&team), (1, 4), "{what}");
         let s5 = team.join().unwrap();
         assert_eq!(s5.rank(), 4, "{what}");
         assert_eq!(team.missing(), [0, 1, 3, 4], "{what}");
-        assert_eq!(team_progress(&team), (1, 5), "{what}");
+        assert_eq!(progress_of(&team), (1, 5), "{what}");
         let (s1, s3) = (team.seat(1), team.seat(3));
         drop(s1); // a leave in phase 0 is its arrival there
         assert_eq!(team.missing(), [0, 3, 4], "{what}");
-        assert_eq!(team_progress(&team), (2, 5), "{what}");
+        assert_eq!(progress_of(&team), (2, 5), "{what}");
         drop(s0.arrive());
         drop(s3.arrive());
         assert_eq!(team.missing(), [4], "{what}");
@@ -520,7 +494,7 @@ fn missing_and_progress_are_exact_at_quiescence() {
         );
         drop(s5.arrive()); // phase 0 completes; rank 1 no longer takes part
         assert_eq!(team.missing(), [0, 2, 3, 4], "{what}");
-        assert_eq!(team_progress(&team), (0, 4), "{what}");
+        assert_eq!(progress_of(&team), (0, 4), "{what}");
         drop(s2.arrive());
         s2.arrive_and_drop(); // leaves from phase 2 on: counts as arrived now
         assert_eq!(team.missing(), [0, 3, 4], "{what}");
@@ -559,7 +533,7 @@ fn progress_is_the_completing_phases_while_a_seat_waits_in_the_window() {
         let (first, second, third) = (team.seat(0), team.seat(1), team.seat(2));
         drop(third); // its leave is its arrival in phase 0
         drop(first.arrive());
-        assert_eq!(team_progress(&team), (2, 3), "{what}");
+        assert_eq!(progress_of(&team), (2, 3), "{what}");
         watchdog(
             30,
             || format!("{what}: {team:?}"),
@@ -588,7 +562,7 @@ fn progress_is_the_completing_phases_while_a_seat_waits_in_the_window() {
                     let start = std::time::Instant::now();
                     let mut seen = Vec::new();
                     while start.elapsed() < Duration::from_millis(100) && seen.is_empty() {
-                        let (progress, missing) = (team_progress(team), team.missing());
+                        let (progress, missing) = (progress_of(team), team.missing());
                         if (progress, missing.as_slice()) != ((3, 3), &[]) {
                             seen.push((progress, missing, format!("{team:?}")));
                         }
@@ -602,7 +576,7 @@ fn progress_is_the_completing_phases_while_a_seat_waits_in_the_window() {
                     assert!(team.phase_parity(), "{what}");
                     assert!(!team.try_wait(&token), "{what}");
                     assert_eq!(team.missing(), [1], "{what}");
-                    assert_eq!(team_progress(team), (1, 2), "{what}");
+                    assert_eq!(progress_of(team), (1, 2), "{what}");
                     drop(second.arrive());
                     assert!(team.try_wait(&token), "{what}");
                     drop((first, second));
@@ -718,48 +692,6 @@ fn a_joined_seats_async_wait() {
 
 // ---- churn ---------------------------------------------------------------------------------
 
-/// What the completion function checks: every seat taking part in the
-/// phase published exactly once in it.
-#[derive(Default)]
-struct Ledger {
-    phase: u64,
-    /// Ranks taking part in the current phase.
-    members: BTreeMap<usize, ()>,
-    /// Ranks whose leave is their arrival in the current phase.
-    leaving: Vec<usize>,
-    /// Ranks that arrived and then left: their leave is their arrival in
-    /// the next phase.
-    leaving_next: Vec<usize>,
-    /// What each rank published in the current phase.
-    published: BTreeMap<usize, usize>,
-    checked: u64,
-}
-
-impl Ledger {
-    fn complete(&mut self) {
-        let expected: Vec<usize> = self.members.keys().copied().collect();
-        let got: Vec<usize> = self.published.keys().copied().collect();
-        assert_eq!(got, expected, "phase {}: who published", self.phase);
-        for (rank, times) in &self.published {
-            assert_eq!(
-                *times, 1,
-                "phase {}: rank {rank} published {times} times",
-                self.phase
-            );
-        }
-        self.published.clear();
-        for rank in self.leaving.drain(..) {
-            self.members.remove(&rank);
-        }
-        for rank in self.leaving_next.drain(..) {
-            self.published.insert(rank, 1);
-            self.leaving.push(rank);
-        }
-        self.phase += 1;
-        self.checked += 1;
-    }
-}
-
 /// One phase of the anchor (rank 0): publish, arrive and wait.
 fn phase_of(
     anchor: &syncthreads::Seat<'_, impl FnMut() + Send>,
@@ -768,7 +700,7 @@ fn phase_of(
 ) {
     let phase = {
         let mut l = ledger.lock().unwrap();
-        *l.published.entry(0).or_default() += 1;
+        l.publish(0);
         l.phase
     };
     if anchor.arrive_and_wait().is_leader() {
@@ -796,7 +728,7 @@ fn churn(threads: usize, capacity: usize, phases: u64, fan_in: usize, flat: usiz
         || {
             thread::scope(|s| {
                 let anchor = team.seat(0);
-                ledger.lock().unwrap().members.insert(0, ());
+                ledger.lock().unwrap().join(0);
                 for id in 0..threads {
                     let (team, ledger, stop, alive) = (&team, &ledger, &stop, &alive);
                     let (joins, nones, leaders) = (&joins, &nones, &leaders);
@@ -810,18 +742,15 @@ fn churn(threads: usize, capacity: usize, phases: u64, fan_in: usize, flat: usiz
                             };
                             joins.fetch_add(1, Ordering::Relaxed);
                             let rank = seat.rank();
-                            {
-                                let mut l = ledger.lock().unwrap();
-                                assert!(
-                                    l.members.insert(rank, ()).is_none(),
-                                    "rank {rank} handed out twice"
-                                );
-                            }
+                            assert!(
+                                ledger.lock().unwrap().join(rank),
+                                "rank {rank} handed out twice"
+                            );
                             rng = mix(rng);
                             for _ in 0..1 + rng % 5 {
                                 let phase = {
                                     let mut l = ledger.lock().unwrap();
-                                    *l.published.entry(rank).or_default() += 1;
+                                    l.publish(rank);
                                     l.phase
                                 };
                                 if seat.arrive_and_wait().is_leader() {
@@ -831,7 +760,7 @@ fn churn(threads: usize, capacity: usize, phases: u64, fan_in: usize, flat: usiz
                             // Leave, one of the three ways; the leave (or the
                             // arrival before it) is published first.
                             let mut l = ledger.lock().unwrap();
-                            *l.published.entry(rank).or_default() += 1;
+                            l.publish(rank);
                             match rng % 3 {
                                 0 => {
                                     l.leaving.push(rank);
@@ -874,10 +803,7 @@ fn churn(threads: usize, capacity: usize, phases: u64, fan_in: usize, flat: usiz
                 while alive.load(Ordering::Acquire) > 0 {
                     phase_of(&anchor, &ledger, &leaders);
                 }
-                let mut l = ledger.lock().unwrap();
-                *l.published.entry(0).or_default() += 1;
-                l.leaving.push(0);
-                drop(l);
+                ledger.lock().unwrap().publish_and_leave(0);
                 anchor.arrive_and_drop();
             });
         },
@@ -887,11 +813,7 @@ fn churn(threads: usize, capacity: usize, phases: u64, fan_in: usize, flat: usiz
     // Whoever is left is leaving: a seat that arrived and then left in the
     // last phase counts in the next one, which retires at once (nobody is
     // owed in it), so no completion function sees it.
-    assert!(
-        l.members.keys().all(|r| l.leaving.contains(r)),
-        "{what}: {:?} still take part",
-        l.members
-    );
+    assert!(l.all_leaving(), "{what}: {:?} still take part", l.members);
     for (phase, n) in leaders.lock().unwrap().iter() {
         assert!(*n <= 1, "{what}: phase {phase} had {n} leaders");
     }

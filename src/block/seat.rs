@@ -161,14 +161,14 @@ impl<'a> BlockSeat<'a> {
 
 impl Drop for BlockSeat<'_> {
     /// Leaves the block (the seat's own drop: poisons if unwinding), after
-    /// clearing the counter its leave could leave uncleared (module docs),
+    /// clearing the counter its leave could leave uncleared (docs/design/block.md),
     /// unless the block is poisoned.
     fn drop(&mut self) {
         if std::thread::panicking() {
             return;
         }
         // The clear is safe only after this seat's last wait returned, the
-        // phase before `k` completed (module docs). A seat whose last sync
+        // phase before `k` completed (docs/design/block.md). A seat whose last sync
         // ended by the block's poisoning (a `catch_unwind` around it, as
         // `launch`'s) saw the poisoned word there, and since poisoning is
         // terminal this load sees it again (coherence): such a seat must not
@@ -184,7 +184,7 @@ impl Drop for BlockSeat<'_> {
         }
         // Ordered by this seat's last wait (after every read of phase k - 2)
         // and by its leave's arrival, sequenced after the clear (before every
-        // add of phase k + 2), as the leader's clear is (module docs).
+        // add of phase k + 2), as the leader's clear is (docs/design/block.md).
         self.block.clear_two_ahead(self.seat.next_phase());
     }
 }

@@ -5,12 +5,14 @@
 // Each test file compiles this module on its own and uses only part of it.
 #![allow(dead_code)]
 
-use syncthreads::Barrier;
+pub mod ledger;
+
 use std::any::Any;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
+use syncthreads::Barrier;
 
 /// Runs `body` on the calling thread; if it has not finished after `secs`
 /// seconds, prints `describe()` (typically the barriers' `Debug`) and exits
@@ -120,4 +122,39 @@ pub fn mix(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     x ^ (x >> 31)
+}
+
+/// The word of a `Team`, a block or a seat, as their `Debug` nests it under
+/// `barrier: ` (`Barrier { phase_parity: .., poisoned: .. }`). The contract
+/// gives a team no other read-only view of its word; this one parser keeps
+/// the tests' reading of that text in one place.
+#[track_caller]
+pub fn word_of(x: &impl std::fmt::Debug) -> String {
+    let debug = format!("{x:?}");
+    let start = debug
+        .find("barrier: ")
+        .expect("the Debug shows its barrier")
+        + "barrier: ".len();
+    let end = start + debug[start..].find('}').expect("the barrier's Debug ends") + 1;
+    debug[start..end].to_string()
+}
+
+/// `(arrived, expected)`: the current phase's progress, the top-level
+/// fields of the `Debug` of a `Team`, a block and their seats (the contract
+/// names them).
+#[track_caller]
+pub fn progress_of(x: &impl std::fmt::Debug) -> (usize, usize) {
+    let debug = format!("{x:?}");
+    let field = |name: &str| -> usize {
+        let at = debug
+            .find(&format!("{name}: "))
+            .unwrap_or_else(|| panic!("no `{name}` in {debug}"));
+        debug[at + name.len() + 2..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse()
+            .unwrap()
+    };
+    (field("arrived"), field("expected"))
 }
