@@ -265,7 +265,7 @@ impl<F: Completion> Seat<'_, F> {
         // this phase (state.rs point 3), which came after every node's
         // re-arm of the last round; so this arrival's node RMW
         // happens-after its node's re-arm. With Relaxed the RMW could read
-        // the node's previous round (module docs, point 3).
+        // the node's previous round (orderings.md, point 3).
         let mut s = barrier.snapshot(Ordering::Acquire);
         loop {
             if s.poison().is_some() {
@@ -336,7 +336,7 @@ impl<F: Completion> Seat<'_, F> {
     /// a contended line that load is a miss of its own, and the RMW's
     /// ownership a second one. Nor does the RMW need one's `Acquire`: a tree
     /// seat's entry read orders its node RMW after the node's re-arm
-    /// (team.rs, memory ordering, point 3); a flat seat touches no node, and
+    /// (orderings.md, point 3); a flat seat touches no node, and
     /// the word's RMW carries the orderings of every arrival (state.rs).
     ///
     /// The entry is published before the RMW, as for every arrival

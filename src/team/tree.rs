@@ -319,7 +319,7 @@ impl Node {
     /// The count is the word itself, which every later contribution (an
     /// RMW) reads as the latest value, and being an RMW the attach
     /// continues the release sequences of the contributions before it
-    /// (team.rs, memory ordering, point 1); no data is handed over.
+    /// (orderings.md, point 1); no data is handed over.
     fn attach(&self, joined: Phase) -> bool {
         // Relaxed: seeds the CAS loop.
         let mut cur = NodeWord(self.word.load(Ordering::Relaxed));
@@ -328,12 +328,12 @@ impl Node {
             // Release: orders a round's climb that no seat's arrival does.
             // A round whose owed members all left before their first
             // arrival, while this attach added a member, completes with
-            // sums (0, 0) and no leave (team.rs, "Joining"): its climber
+            // sums (0, 0) and no leave (team-tree.md, "Joining"): its climber
             // read this word, and with the Release it synchronizes with the
             // join, whose Acquire RMW of the barrier word saw phase
             // `joined`, made after every node's re-arm for `joined`; so its
             // contribution to the parent happens-after the parent's re-arm
-            // and finds it in its round (team.rs, memory ordering, point 3,
+            // and finds it in its round (orderings.md, point 3,
             // with the join's read for the seat's). Beyond loom (it lets an
             // RMW read only the latest value). Failure Relaxed: it re-seeds.
             match self.word.compare_exchange_weak(
@@ -387,13 +387,13 @@ impl Node {
     /// `round` from this node's subtree (a leave carries a drop): this
     /// seat's, or one in the sums of a child's round that this climber
     /// completed, having acquired that seat's contribution. That seat read the barrier word with `Acquire`
-    /// showing phase `round` before it arrived (team.rs, memory ordering,
+    /// showing phase `round` before it arrived (orderings.md,
     /// point 3); the root's climber made that phase after every node's
     /// re-arm for `round`, this one's included, so this RMW happens-after
     /// the re-arm and reads it or a later word (coherence). Later words are
     /// still of `round`: the round cannot complete without `c`. An early
     /// contribution to the *next* round comes only from leavers, which
-    /// carry a leave and take the CAS path (team.rs, "Leaving").
+    /// carry a leave and take the CAS path (team-tree.md, "Leaving").
     #[inline]
     fn add(&self, round: Phase, c: Contribution) -> Option<Contribution> {
         let delta = NodeWord::delta(c);
@@ -402,7 +402,7 @@ impl Node {
         // climber, synchronizes with it through its re-arm, an Acquire CAS
         // that reads this round's last word or a later one, and so every
         // earlier contribution's release sequence (`rearm`); it hands them
-        // on with its own Release at the parent (team.rs, memory ordering,
+        // on with its own Release at the parent (orderings.md,
         // point 1). No Acquire here: only the completer needs one, and its
         // re-arm follows at once; a contribution that does not complete
         // reads nothing on the strength of this RMW.
@@ -517,7 +517,7 @@ impl<F: Completion> Team<F> {
     }
 
     /// A seat joined in phase `joined` at `leaf`: attaches it from the next
-    /// round on, reviving empty nodes up to the root (team.rs, "Joining").
+    /// round on, reviving empty nodes up to the root (team-tree.md, "Joining").
     /// Under the team's join lock, while phase `joined` cannot complete.
     pub(super) fn attach(&self, mut node: u32, joined: Phase) {
         loop {
@@ -541,7 +541,7 @@ impl<F: Completion> Team<F> {
     ) -> (ArrivalToken, bool) {
         let op = if sums.arrivals == sums.drops {
             // A round of leavers only, which may be early: every seat left
-            // while phase `round - 1` was still running (team.rs,
+            // while phase `round - 1` was still running (team-tree.md,
             // "Leaving"). The word decides, in the RMW: drops folded into
             // that phase if it still runs, arrivals and drops of `round`
             // otherwise. Never a wait (the last leaver may be the thread
