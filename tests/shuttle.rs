@@ -576,24 +576,7 @@ fn team_churn(
                             }
                             let mut l = ledger.lock().unwrap();
                             l.publish(rank);
-                            match (t + round) % 3 {
-                                0 => {
-                                    l.leaving.push(rank);
-                                    drop(l);
-                                    seat.arrive_and_drop();
-                                }
-                                1 => {
-                                    l.leaving.push(rank);
-                                    drop(l);
-                                    drop(seat);
-                                }
-                                _ => {
-                                    l.leaving_next.push(rank);
-                                    drop(l);
-                                    drop(seat.arrive());
-                                    drop(seat);
-                                }
-                            }
+                            ledger::leave(seat, t + round, l);
                         }
                         alive.fetch_sub(1, Ordering::SeqCst);
                     })

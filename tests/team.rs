@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{mix, panic_of, scaled, watchdog, word_of};
+use common::{mix, panic_of, panics_of_each, scaled, watchdog, word_of};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
@@ -500,24 +500,13 @@ fn an_unwinding_seat_poisons_the_team_and_releases_the_others() {
             60,
             || format!("{what}: {team:?}"),
             || {
-                thread::scope(|s| {
-                    let handles: Vec<_> = team
-                        .seats()
-                        .map(|seat| {
-                            s.spawn(move || {
-                                for p in 0..scaled(100, 4) {
-                                    if seat.rank() == 7 && p == scaled(50, 2) {
-                                        panic!("seat 7 failed");
-                                    }
-                                    seat.arrive_and_wait();
-                                }
-                            })
-                        })
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| common::panic_message(&*h.join().unwrap_err()))
-                        .collect()
+                panics_of_each(team.seats(), |seat| {
+                    for p in 0..scaled(100, 4) {
+                        if seat.rank() == 7 && p == scaled(50, 2) {
+                            panic!("seat 7 failed");
+                        }
+                        seat.arrive_and_wait();
+                    }
                 })
             },
         );
@@ -650,21 +639,10 @@ fn a_panicking_completion_poisons_the_team() {
         30,
         || format!("{team:?}"),
         || {
-            thread::scope(|s| {
-                let handles: Vec<_> = team
-                    .seats()
-                    .map(|seat| {
-                        s.spawn(move || {
-                            for _ in 0..10 {
-                                seat.arrive_and_wait();
-                            }
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| common::panic_message(&*h.join().unwrap_err()))
-                    .collect()
+            panics_of_each(team.seats(), |seat| {
+                for _ in 0..10 {
+                    seat.arrive_and_wait();
+                }
             })
         },
     );
@@ -1051,24 +1029,14 @@ fn an_unwinding_block_seat_poisons_the_block() {
         30,
         || format!("{block:?}"),
         || {
-            thread::scope(|s| {
-                let handles: Vec<_> = (0..8)
-                    .map(|rank| {
-                        let seat = block.seat(rank);
-                        s.spawn(move || {
-                            for phase in 0..scaled(50, 6) {
-                                if rank == 2 && phase == scaled(20, 3) {
-                                    panic!("rank 2 failed");
-                                }
-                                seat.sync();
-                            }
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| common::panic_message(&*h.join().unwrap_err()))
-                    .collect()
+            let seats: Vec<_> = (0..8).map(|rank| (rank, block.seat(rank))).collect();
+            panics_of_each(seats, |(rank, seat)| {
+                for phase in 0..scaled(50, 6) {
+                    if rank == 2 && phase == scaled(20, 3) {
+                        panic!("rank 2 failed");
+                    }
+                    seat.sync();
+                }
             })
         },
     );

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::ledger::Ledger;
+use common::ledger::{self, Ledger};
 use common::{mix, panic_of, progress_of, watchdog, word_of};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -761,26 +761,7 @@ fn churn(threads: usize, capacity: usize, phases: u64, fan_in: usize, flat: usiz
                             // arrival before it) is published first.
                             let mut l = ledger.lock().unwrap();
                             l.publish(rank);
-                            match rng % 3 {
-                                0 => {
-                                    l.leaving.push(rank);
-                                    drop(l);
-                                    seat.arrive_and_drop();
-                                }
-                                1 => {
-                                    l.leaving.push(rank);
-                                    drop(l);
-                                    drop(seat);
-                                }
-                                _ => {
-                                    // Arrives, then leaves from the next phase
-                                    // on: its leave is its arrival there.
-                                    l.leaving_next.push(rank);
-                                    drop(l);
-                                    drop(seat.arrive());
-                                    drop(seat);
-                                }
-                            }
+                            ledger::leave(seat, (rng % 3) as usize, l);
                         }
                         alive.fetch_sub(1, Ordering::Release);
                     });

@@ -5,6 +5,8 @@
 //! own mutex (std's, or shuttle's under `--cfg shuttle`).
 
 use std::collections::BTreeMap;
+use std::ops::DerefMut;
+use syncthreads::{Completion, Seat};
 
 #[derive(Default)]
 pub struct Ledger {
@@ -69,5 +71,27 @@ impl Ledger {
         }
         self.phase += 1;
         self.checked += 1;
+    }
+}
+
+/// Leaves `seat` the `way % 3`-th way, recorded in the ledger `l` first:
+/// `arrive_and_drop`, a drop, or an arrival and then a drop (its leave is
+/// then its arrival in the next phase). The ledger is released before the
+/// seat moves, since the completion function takes it.
+pub fn leave<F: Completion>(seat: Seat<'_, F>, way: usize, mut l: impl DerefMut<Target = Ledger>) {
+    let rank = seat.rank();
+    if way % 3 == 2 {
+        l.leaving_next.push(rank);
+    } else {
+        l.leaving.push(rank);
+    }
+    drop(l);
+    match way % 3 {
+        0 => seat.arrive_and_drop(),
+        1 => drop(seat),
+        _ => {
+            drop(seat.arrive());
+            drop(seat);
+        }
     }
 }

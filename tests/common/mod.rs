@@ -80,6 +80,25 @@ pub fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
+/// Runs `body` on a thread of its own for each of `items` and returns each
+/// thread's panic message, in order; every thread must panic.
+pub fn panics_of_each<T: Send>(
+    items: impl IntoIterator<Item = T>,
+    body: impl Fn(T) + Sync,
+) -> Vec<String> {
+    std::thread::scope(|s| {
+        let body = &body;
+        let handles: Vec<_> = items
+            .into_iter()
+            .map(|item| s.spawn(move || body(item)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| panic_message(&*h.join().expect_err("the thread was to panic")))
+            .collect()
+    })
+}
+
 /// Runs `f`, which must panic, and returns its panic message.
 #[track_caller]
 pub fn panic_of<R>(f: impl FnOnce() -> R) -> String {
