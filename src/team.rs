@@ -399,8 +399,9 @@ impl Team {
     #[track_caller]
     #[must_use]
     pub fn new(seats: usize) -> Team {
-        check_seats(format_args!("Team::new({seats})"), seats);
-        Team::build(Barrier::new(seats), seats, seats, FAN_IN, FLAT)
+        let call = format_args!("Team::new({seats})");
+        check_seats(call, seats);
+        Team::build(call, Barrier::new(seats), seats, seats, FAN_IN, FLAT)
     }
 
     /// Creates a team of `capacity` ranks of which `0 .. seats` take part
@@ -423,7 +424,9 @@ impl Team {
     #[track_caller]
     #[must_use]
     pub fn with_capacity(seats: usize, capacity: usize) -> Team {
-        Team::with_capacity_and_shape(seats, capacity, FAN_IN, FLAT)
+        let call = format_args!("Team::with_capacity({seats}, {capacity})");
+        check_capacity(call, seats, capacity);
+        Team::build(call, Barrier::new(seats), seats, capacity, FAN_IN, FLAT)
     }
 
     /// A team with a chosen tree shape: each node combines `fan_in`
@@ -452,8 +455,9 @@ impl Team {
     #[track_caller]
     #[must_use]
     pub fn with_shape(seats: usize, fan_in: usize, flat: usize) -> Team {
-        check_seats(format_args!("Team::new({seats})"), seats);
-        Team::build(Barrier::new(seats), seats, seats, fan_in, flat)
+        let call = format_args!("Team::with_shape({seats}, {fan_in}, {flat})");
+        check_seats(call, seats);
+        Team::build(call, Barrier::new(seats), seats, seats, fan_in, flat)
     }
 
     /// [`Team::with_capacity`] with a chosen shape, as [`Team::with_shape`].
@@ -466,12 +470,10 @@ impl Team {
         fan_in: usize,
         flat: usize,
     ) -> Team {
-        check_capacity(
-            format_args!("Team::with_capacity({seats}, {capacity})"),
-            seats,
-            capacity,
-        );
-        Team::build(Barrier::new(seats), seats, capacity, fan_in, flat)
+        let call =
+            format_args!("Team::with_capacity_and_shape({seats}, {capacity}, {fan_in}, {flat})");
+        check_capacity(call, seats, capacity);
+        Team::build(call, Barrier::new(seats), seats, capacity, fan_in, flat)
     }
 }
 
@@ -509,7 +511,10 @@ impl<F: FnMut() + Send> Team<F> {
     #[track_caller]
     #[must_use]
     pub fn with_completion(seats: usize, f: F) -> Team<F> {
-        Team::with_completion_and_shape(seats, f, FAN_IN, FLAT)
+        let call = format_args!("Team::with_completion({seats}, _)");
+        check_seats(call, seats);
+        let barrier = Barrier::with_completion(seats, f);
+        Team::build(call, barrier, seats, seats, FAN_IN, FLAT)
     }
 
     /// [`Team::with_completion`] with a chosen shape, as [`Team::with_shape`].
@@ -537,14 +542,10 @@ impl<F: FnMut() + Send> Team<F> {
     #[track_caller]
     #[must_use]
     pub fn with_completion_and_shape(seats: usize, f: F, fan_in: usize, flat: usize) -> Team<F> {
-        check_seats(format_args!("Team::with_completion({seats})"), seats);
-        Team::build(
-            Barrier::with_completion(seats, f),
-            seats,
-            seats,
-            fan_in,
-            flat,
-        )
+        let call = format_args!("Team::with_completion_and_shape({seats}, _, {fan_in}, {flat})");
+        check_seats(call, seats);
+        let barrier = Barrier::with_completion(seats, f);
+        Team::build(call, barrier, seats, seats, fan_in, flat)
     }
 
     /// [`Team::with_capacity`] with a completion function, as
@@ -574,7 +575,10 @@ impl<F: FnMut() + Send> Team<F> {
     #[track_caller]
     #[must_use]
     pub fn with_completion_and_capacity(seats: usize, capacity: usize, f: F) -> Team<F> {
-        Team::with_completion_and_capacity_and_shape(seats, capacity, f, FAN_IN, FLAT)
+        let call = format_args!("Team::with_completion_and_capacity({seats}, {capacity}, _)");
+        check_capacity(call, seats, capacity);
+        let barrier = Barrier::with_completion(seats, f);
+        Team::build(call, barrier, seats, capacity, FAN_IN, FLAT)
     }
 
     /// [`Team::with_completion_and_capacity`] with a chosen shape, as
@@ -589,18 +593,12 @@ impl<F: FnMut() + Send> Team<F> {
         fan_in: usize,
         flat: usize,
     ) -> Team<F> {
-        check_capacity(
-            format_args!("Team::with_completion_and_capacity({seats}, {capacity}, _)"),
-            seats,
-            capacity,
+        let call = format_args!(
+            "Team::with_completion_and_capacity_and_shape({seats}, {capacity}, _, {fan_in}, {flat})"
         );
-        Team::build(
-            Barrier::with_completion(seats, f),
-            seats,
-            capacity,
-            fan_in,
-            flat,
-        )
+        check_capacity(call, seats, capacity);
+        let barrier = Barrier::with_completion(seats, f);
+        Team::build(call, barrier, seats, capacity, fan_in, flat)
     }
 }
 
@@ -619,8 +617,11 @@ fn check_capacity(call: fmt::Arguments<'_>, seats: usize, capacity: usize) {
 }
 
 impl<F> Team<F> {
+    /// The team of a checked constructor; `call` names it for the
+    /// fan-in's panic.
     #[track_caller]
     fn build(
+        call: fmt::Arguments<'_>,
         barrier: Barrier<F>,
         seats: usize,
         capacity: usize,
@@ -629,7 +630,7 @@ impl<F> Team<F> {
     ) -> Team<F> {
         assert!(
             (2..=MAX_FAN_IN).contains(&fan_in),
-            "syncthreads: Team::with_shape({seats}, {fan_in}, {flat}): the fan-in must be in 2 ..= {MAX_FAN_IN}"
+            "syncthreads: {call}: the fan-in must be in 2 ..= {MAX_FAN_IN}"
         );
         let nodes = if capacity > flat {
             tree::build(seats, capacity, fan_in)

@@ -538,6 +538,14 @@ impl<F: Completion> Team<F> {
         call: SeatCall,
         quiet: bool,
     ) -> (ArrivalToken, bool) {
+        if sums.arrivals == 0 {
+            // Nothing for the word: a round of joined seats that left before
+            // their first arrival, which they made on the word themselves
+            // (`Seat::leave`). That arrival may have ended the team's last
+            // phase already, so the word may be retired: a leave must not
+            // touch it then, nor panic there.
+            return (self.barrier.token_for(round), false);
+        }
         let op = if sums.arrivals == sums.drops {
             // A round of leavers only, which may be early: every seat left
             // while phase `round - 1` was still running (team.rs,
