@@ -514,8 +514,10 @@ impl<F: Completion> Barrier<F> {
         }
     }
 
-    /// Whether the barrier is poisoned (by [`poison`](Barrier::poison) or a
-    /// panicking completion function).
+    /// Whether the barrier is poisoned (by [`poison`](Barrier::poison), a
+    /// panicking completion function, or, for a [`Team`](crate::Team), a
+    /// seat whose thread panicked). True as soon as `poison()` returned,
+    /// also while a completion function still runs.
     ///
     /// # Examples
     ///

@@ -142,9 +142,15 @@
 //! The new seat's first arrival, in phase `p`, goes to the word directly
 //! (one combined arrival of one seat), since its leaf may have completed
 //! round `p` already; from phase `p + 1` on it arrives at its leaf like
-//! every seat. If it leaves before that first arrival, it makes the arrival
-//! and its drop on the word and a contribution that carries only its leave
-//! (`(0, 0, leave)`) to its leaf's round `p + 1`. An empty node is touched
+//! every seat. If it leaves before that first arrival, it makes a
+//! contribution that carries only its leave (`(0, 0, leave)`) to its leaf's
+//! round `p + 1`, and then the arrival and its drop on the word. In that
+//! order: phase `p` waits for that arrival, so a round `p + 1` of early
+//! leavers that the leave completes still finds the word in phase `p` and
+//! folds into it ("Leaving"); after the arrival it could find phase `p + 1`
+//! and complete it, with nobody taking part. A climb that carries nothing
+//! (`(0, 0)`: every seat it counts left before its first arrival) does not
+//! touch the word. An empty node is touched
 //! by nobody but a join: its members left, and its last climb went on to
 //! its parent; a revival that lands before that climb does is counted with
 //! it (the climb's `leave` lowers the members the revival raised), and the
@@ -786,6 +792,34 @@ impl<F: Completion> Team<F> {
     /// [`Barrier::add_participants`]. Called while the completion function
     /// of a phase runs, it blocks until the next phase has started and
     /// joins that one. A join allocates nothing.
+    ///
+    /// # When a left rank is free again
+    ///
+    /// The contract leaves one case open: a seat that arrived in phase `p`
+    /// and then left while `p` still ran. Its rank is free from phase
+    /// `p + 2`, not `p + 1`: its leave counts as its arrival in `p + 1`
+    /// (in `missing()` and `Debug` too), so in `p + 1` the rank is still
+    /// counted, and a seat joined there would be a second participant of
+    /// one rank in one phase. The crate also could not promise `p + 1`:
+    /// whether such a leave is folded into `p` or lands in `p + 1` at its
+    /// tree node depends on whether that node's round `p` had completed, a
+    /// race that no caller sees, so the rank would be free in `p + 1` on
+    /// some runs and not on others. A seat that leaves without having
+    /// arrived in the current phase `p` (its leave is its arrival there)
+    /// frees its rank from `p + 1`.
+    ///
+    /// ```
+    /// let team = syncthreads::Team::with_capacity(2, 2);
+    /// let (stays, leaves) = (team.seat(0), team.seat(1));
+    /// drop(leaves.arrive()); // phase 0
+    /// leaves.arrive_and_drop(); // arrived in phase 0: its leave counts in phase 1
+    /// team.wait(stays.arrive()); // phase 0 completes
+    /// assert!(team.join().is_none()); // phase 1: rank 1 still counted
+    /// team.wait(stays.arrive()); // phase 1 completes
+    /// let again = team.join().expect("phase 2: rank 1 is free");
+    /// assert_eq!(again.rank(), 1);
+    /// # drop((stays, again));
+    /// ```
     ///
     /// A join racing the completion of a phase may find, once it has
     /// joined, that the rank it counted on is not free yet (a seat's leave
