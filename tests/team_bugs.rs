@@ -188,7 +188,7 @@ fn bug_poison_during_a_completion_function_is_not_seen_until_it_returns() {
     }
     let team: &'static Team<fn()> =
         Box::leak(Box::new(Team::with_completion(2, completion as fn())));
-    TEAM.set(team).ok().expect("once");
+    assert!(TEAM.set(team).is_ok(), "set once");
     let seats: Vec<_> = team.seats().collect();
     drop(seats[0].arrive());
     let m = panic_of(|| seats[1].arrive_and_wait());

@@ -109,7 +109,8 @@ fn an_explicit_poison_is_named_as_such_and_a_seats_wait_names_its_call() {
 fn a_seat_dropped_in_the_completion_function_names_that_cause() {
     use std::sync::Mutex;
     // The seat to drop, handed to the completion function of phase 0.
-    static SPARE: Mutex<Option<syncthreads::Seat<'static, fn()>>> = Mutex::new(None);
+    type SpareSeat = syncthreads::Seat<'static, fn()>;
+    static SPARE: Mutex<Option<SpareSeat>> = Mutex::new(None);
     fn completion() {
         drop(SPARE.lock().unwrap().take());
     }

@@ -34,27 +34,27 @@ enum Shape {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Leave {
     /// `arrive_and_drop()` without an arrival in the phase first.
-    DropCallFirst,
+    Called,
     /// `drop(seat)` without an arrival in the phase first.
-    DropFirst,
+    Dropped,
     /// `arrive()`, later `arrive_and_drop()` (leave from the next phase on).
-    DropCallAfterArrival,
+    CalledAfterArrival,
     /// `arrive()`, later `drop(seat)`.
-    DropAfterArrival,
+    DroppedAfterArrival,
 }
 
 impl Leave {
     const ALL: [Leave; 4] = [
-        Leave::DropCallFirst,
-        Leave::DropFirst,
-        Leave::DropCallAfterArrival,
-        Leave::DropAfterArrival,
+        Leave::Called,
+        Leave::Dropped,
+        Leave::CalledAfterArrival,
+        Leave::DroppedAfterArrival,
     ];
     fn arrives_first(self) -> bool {
-        matches!(self, Leave::DropCallAfterArrival | Leave::DropAfterArrival)
+        matches!(self, Leave::CalledAfterArrival | Leave::DroppedAfterArrival)
     }
     fn by_call(self) -> bool {
-        matches!(self, Leave::DropCallFirst | Leave::DropCallAfterArrival)
+        matches!(self, Leave::Called | Leave::CalledAfterArrival)
     }
 }
 
@@ -303,8 +303,8 @@ fn scripts(leaves: [Leave; 3], join: Option<usize>) -> Vec<Vec<Event>> {
     for order in orders(n) {
         let mut seated = Vec::new();
         let mut joined = Vec::new();
-        for who in 0..n {
-            if leaves[who].arrives_first() {
+        for (who, leave) in leaves.iter().enumerate().take(n) {
+            if leave.arrives_first() {
                 let list = if who == 2 { &mut joined } else { &mut seated };
                 list.push(Event::Arrive(who));
             }
@@ -346,7 +346,7 @@ fn every_leave_and_join_combination_retires_in_the_ledgers_phase() {
                         for l0 in Leave::ALL {
                             for l1 in Leave::ALL {
                                 for l2 in Leave::ALL {
-                                    if join.is_none() && l2 != Leave::DropCallFirst {
+                                    if join.is_none() && l2 != Leave::Called {
                                         continue; // no third seat: one case
                                     }
                                     let leaves = [l0, l1, l2];
