@@ -354,11 +354,11 @@ pub(crate) fn poisoned_panic(op: impl fmt::Display, s: Snapshot) -> ! {
         Some(Poison::Completion) => {
             format!("{POISONED}: completion panicked in phase {phase} (seen by {op})")
         }
-        Some(Poison::Panic) => format!(
-            "{POISONED}: a participant panicked in phase {phase} while it held its seat (seen by {op})"
-        ),
+        Some(Poison::Panic) => {
+            format!("{POISONED}: a participant panicked in phase {phase} (seen by {op})")
+        }
         Some(Poison::DropInCompletion) => format!(
-            "{POISONED}: a seat was dropped inside the completion function of phase {phase}, where it cannot leave (seen by {op})"
+            "{POISONED}: a participant was dropped inside the completion function of phase {phase}, where it cannot leave (seen by {op})"
         ),
         Some(Poison::Call) | None => format!("{POISONED} by poison() (seen by {op})"),
     };

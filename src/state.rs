@@ -30,10 +30,10 @@
 //! | `TX_SPECIAL`   | `POISONED \| cause` | poisoned: terminal |
 //!
 //! The cause is why the barrier was poisoned, for the messages (`Poison`):
-//! `poison()` called, a participant that panicked while it held its place
-//! (a team's seat dropped while its thread unwinds), a seat dropped inside
-//! its own team's completion function, or (terminal only) a completion
-//! function that panicked. It lives in the code, which only the poisoning
+//! `poison()` called, a participant that panicked (its handle dropped
+//! while its thread unwinds), a participant's handle dropped inside the
+//! completion function, where it cannot leave, or (terminal only) a
+//! completion function that panicked. It lives in the code, which only the poisoning
 //! RMW writes, so it costs the arrivals nothing: they test the same
 //! `TX_SPECIAL` bits as before.
 //!
@@ -136,8 +136,8 @@ const POISONED: u64 = 4; // terminal; without it, a completion window poisoned m
 const CAUSE_MASK: u64 = 3;
 const CAUSE_COMPLETION: u64 = 0; // a completion function panicked (terminal only)
 const CAUSE_CALL: u64 = 1; // poison() was called
-const CAUSE_PANIC: u64 = 2; // a participant panicked while it held its place
-const CAUSE_DROP_IN_COMPLETION: u64 = 3; // a seat dropped inside the completion function
+const CAUSE_PANIC: u64 = 2; // a participant panicked
+const CAUSE_DROP_IN_COMPLETION: u64 = 3; // a participant dropped inside the completion function
 
 static_assertions::const_assert_eq!(PHASE_SHIFT + PHASE_BITS, 63);
 static_assertions::const_assert!(MAX as u64 <= COUNT_MASK);
@@ -154,11 +154,11 @@ pub(crate) enum Poison {
     Call,
     /// The completion function of the (stored) phase panicked.
     Completion,
-    /// A participant panicked while it held its place (a team's seat
-    /// dropped while its thread unwinds).
+    /// A participant panicked: its handle was dropped while its thread
+    /// unwound.
     Panic,
-    /// A seat was dropped inside its own team's completion function, where
-    /// it cannot leave.
+    /// A participant's handle was dropped inside the completion function,
+    /// where it cannot leave.
     DropInCompletion,
 }
 

@@ -539,11 +539,11 @@ impl<F: Completion> Team<F> {
         quiet: bool,
     ) -> (ArrivalToken, bool) {
         if sums.arrivals == 0 {
-            // Nothing for the word: a round of joined seats that left before
-            // their first arrival, which they made on the word themselves
-            // (`Seat::leave`). That arrival may have ended the team's last
-            // phase already, so the word may be retired: a leave must not
-            // touch it then, nor panic there.
+            // Nothing for the word: every seat this round counts is a joined
+            // seat that left before its first arrival, which it makes on the
+            // word itself, after this climb (`Seat::leave`). An RMW here
+            // would change nothing; without it, no leave can meet a word
+            // that such an arrival already retired.
             return (self.barrier.token_for(round), false);
         }
         let op = if sums.arrivals == sums.drops {
