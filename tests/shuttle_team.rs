@@ -50,7 +50,9 @@ fn leaves_joins_and_tx(flat: bool, seen: &std::sync::Mutex<BTreeSet<&'static str
             *ended.lock().unwrap() = WHO.with(|w| w.get());
         };
         let flat = if flat { usize::MAX } else { 0 };
-        Arc::new(Team::with_completion_and_capacity_and_shape(3, 6, f, 2, flat))
+        Arc::new(Team::with_completion_and_capacity_and_shape(
+            3, 6, f, 2, flat,
+        ))
     };
     team.expect_tx(1);
     let mut threads = Vec::new();
