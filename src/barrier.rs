@@ -6,7 +6,7 @@
 use crate::completion::{self, Completion};
 use crate::op::{self, Misuse, Op};
 use crate::phase::Phase;
-use crate::state::{self, Joined, Recorded, Snapshot, State};
+use crate::state::{self, Joined, Poison, Recorded, Snapshot, State};
 use crate::sync::{Ordering, UnsafeCell};
 use crate::token::{ArrivalToken, BarrierWaitResult};
 use crate::wait::wake;
@@ -485,8 +485,10 @@ impl<F: Completion> Barrier<F> {
     /// waiting on it, and every later arrive, tx operation or wait, panics
     /// instead of hanging. The queries keep working. Idempotent.
     ///
-    /// Called while a completion function runs, it takes effect when that
-    /// function returns (the phase then does not complete).
+    /// Called while a completion function runs (in it, or on another
+    /// thread), it takes effect at once: `is_poisoned` is true, `Debug`
+    /// says so, waits and joins panic. The function runs to its end, and
+    /// the phase then does not complete: the barrier stays poisoned in it.
     ///
     /// # Examples
     ///
@@ -498,16 +500,24 @@ impl<F: Completion> Barrier<F> {
     /// assert!(result.is_err());
     /// ```
     pub fn poison(&self) {
-        if let Some(prior) = self.state.poison() {
-            // A completing word is left by its completer, who wakes then.
-            if !prior.is_completing() {
-                wake(&self.state, prior);
-            }
+        self.poison_because(Poison::Call);
+    }
+
+    /// Poisons the barrier for `why`, which its panic messages name; the
+    /// first cause stays.
+    pub(crate) fn poison_because(&self, why: Poison) {
+        if let Some(prior) = self.state.poison(why) {
+            // Also in a completion window: its waiters panic now (the word
+            // says poisoned); the threads that wait the window out to arrive
+            // park again until the completer ends it, and it wakes them.
+            wake(&self.state, prior);
         }
     }
 
-    /// Whether the barrier is poisoned (by [`poison`](Barrier::poison) or a
-    /// panicking completion function).
+    /// Whether the barrier is poisoned (by [`poison`](Barrier::poison), a
+    /// panicking completion function, or, for a [`Team`](crate::Team), a
+    /// seat whose thread panicked). True as soon as `poison()` returned,
+    /// also while a completion function still runs.
     ///
     /// # Examples
     ///

@@ -82,8 +82,9 @@
 //!   comes while a completion function runs wins over that function's panic). A poisoned word
 //!   keeps its phase and expected count but no longer tracks pending arrivals
 //!   or the transaction count (`Debug` shows them as 0). `poison()` during a
-//!   completion function takes effect when the function returns, and that
-//!   phase does not complete. Calling `poison()` again does nothing.
+//!   completion function takes effect at the call (`is_poisoned`, `Debug`,
+//!   waits and joins say so at once); the function runs to its end, and
+//!   that phase does not complete. Calling `poison()` again does nothing.
 //! - **Zero transactions.** `expect_tx(0)` and `complete_tx(0)` are allowed
 //!   and change nothing (they still panic on a poisoned or retired barrier).
 //! - **Tokens in debug builds** carry their barrier's address, so a token

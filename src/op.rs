@@ -349,12 +349,18 @@ pub(crate) fn poisoned_panic(op: impl fmt::Display, s: Snapshot) -> ! {
     if let Some(payload) = QUIET.with(Cell::get) {
         std::panic::resume_unwind(payload());
     }
+    let phase = s.phase();
     let message = match s.poison() {
-        Some(Poison::Completion) => format!(
-            "{POISONED}: completion panicked in phase {} (seen by {op})",
-            s.phase()
+        Some(Poison::Completion) => {
+            format!("{POISONED}: completion panicked in phase {phase} (seen by {op})")
+        }
+        Some(Poison::Panic) => {
+            format!("{POISONED}: a participant panicked in phase {phase} (seen by {op})")
+        }
+        Some(Poison::DropInCompletion) => format!(
+            "{POISONED}: a participant was dropped inside the completion function of phase {phase}, where it cannot leave (seen by {op})"
         ),
-        _ => format!("{POISONED} by poison() (seen by {op})"),
+        Some(Poison::Call) | None => format!("{POISONED} by poison() (seen by {op})"),
     };
     LAST_POISONED.with(|last| last.set((message.as_ptr(), message.len())));
     // A `String` payload, as `panic!` makes: the hook prints it as usual.

@@ -26,9 +26,16 @@
 //! |----------------|-----------------|-------|
 //! | not special    | any             | running: arrivals and tx ops apply |
 //! | `TX_SPECIAL`   | `COMPLETING`    | the phase's pending and tx reached 0; its completion function runs |
-//! | `TX_SPECIAL`   | `COMPLETING_POISON` | the same, and `poison()` was called meanwhile |
-//! | `TX_SPECIAL`   | `POISONED_BY_CALL`  | poisoned by `poison()`: terminal |
-//! | `TX_SPECIAL`   | `POISONED_BY_COMPLETION` | poisoned by a panicking completion: terminal |
+//! | `TX_SPECIAL`   | `COMPLETING \| cause` | the same, and the barrier was poisoned meanwhile: it is poisoned already (`is_poisoned`, waits panic), and the completer ends the window poisoned instead of starting a phase |
+//! | `TX_SPECIAL`   | `POISONED \| cause` | poisoned: terminal |
+//!
+//! The cause is why the barrier was poisoned, for the messages (`Poison`):
+//! `poison()` called, a participant that panicked (its handle dropped
+//! while its thread unwinds), a participant's handle dropped inside the
+//! completion function, where it cannot leave, or (terminal only) a
+//! completion function that panicked. It lives in the code, which only the poisoning
+//! RMW writes, so it costs the arrivals nothing: they test the same
+//! `TX_SPECIAL` bits as before.
 //!
 //! Invariants: `pending <= expected` while running (an arrival lowers pending, a
 //! drop lowers both, a new phase sets pending = expected), with one exception:
@@ -120,11 +127,17 @@ const PHASE_MASK: u64 = ((1 << PHASE_BITS) - 1) << PHASE_SHIFT;
 /// every parked thread) by whoever starts the next phase or poisons the barrier.
 const PARKED: u64 = 1 << 63;
 
-/// State codes held in the `pending` field while `tx == TX_SPECIAL`.
-const COMPLETING: u64 = 0; // completion function running
-const COMPLETING_POISON: u64 = 1; // ... and poison() arrived meanwhile
-const POISONED_BY_CALL: u64 = 2; // terminal
-const POISONED_BY_COMPLETION: u64 = 3; // terminal
+/// State codes held in the `pending` field while `tx == TX_SPECIAL`: a
+/// cause (`CAUSE_*`, the low two bits) and whether the poisoning is
+/// terminal (`POISONED`); `COMPLETING` alone is the completion window of a
+/// barrier that is not poisoned.
+const COMPLETING: u64 = 0; // completion function running, not poisoned
+const POISONED: u64 = 4; // terminal; without it, a completion window poisoned meanwhile
+const CAUSE_MASK: u64 = 3;
+const CAUSE_COMPLETION: u64 = 0; // a completion function panicked (terminal only)
+const CAUSE_CALL: u64 = 1; // poison() was called
+const CAUSE_PANIC: u64 = 2; // a participant panicked
+const CAUSE_DROP_IN_COMPLETION: u64 = 3; // a participant dropped inside the completion function
 
 static_assertions::const_assert_eq!(PHASE_SHIFT + PHASE_BITS, 63);
 static_assertions::const_assert!(MAX as u64 <= COUNT_MASK);
@@ -141,6 +154,23 @@ pub(crate) enum Poison {
     Call,
     /// The completion function of the (stored) phase panicked.
     Completion,
+    /// A participant panicked: its handle was dropped while its thread
+    /// unwound.
+    Panic,
+    /// A participant's handle was dropped inside the completion function,
+    /// where it cannot leave.
+    DropInCompletion,
+}
+
+impl Poison {
+    fn cause(self) -> u64 {
+        match self {
+            Poison::Call => CAUSE_CALL,
+            Poison::Completion => CAUSE_COMPLETION,
+            Poison::Panic => CAUSE_PANIC,
+            Poison::DropInCompletion => CAUSE_DROP_IN_COMPLETION,
+        }
+    }
 }
 
 /// A decoded copy of the word. Getters are only meaningful in the states the
@@ -187,18 +217,16 @@ impl Snapshot {
         self.special(COMPLETING)
     }
 
-    /// A completing word that must end poisoned instead of starting a phase.
-    pub(crate) fn completing_poisoned(self) -> Snapshot {
-        self.special(COMPLETING_POISON)
+    /// A completing word poisoned meanwhile, for `why` (never a
+    /// completion's own panic): it ends poisoned instead of starting a phase.
+    pub(crate) fn completing_poisoned(self, why: Poison) -> Snapshot {
+        debug_assert!(why != Poison::Completion);
+        self.special(why.cause())
     }
 
     /// The terminal poisoned word: same phase and expected, `PARKED` cleared.
     pub(crate) fn poisoned(self, why: Poison) -> Snapshot {
-        let code = match why {
-            Poison::Call => POISONED_BY_CALL,
-            Poison::Completion => POISONED_BY_COMPLETION,
-        };
-        Snapshot(self.special(code).0 & !PARKED)
+        Snapshot(self.special(POISONED | why.cause()).0 & !PARKED)
     }
 
     fn with_parked(self) -> Snapshot {
@@ -249,22 +277,35 @@ impl Snapshot {
         (((self.0 & TX_MASK) << (64 - TX_BITS)) as i64 >> (64 - TX_BITS)) as i32
     }
 
-    /// The completion function of the current phase is running.
+    /// The completion function of the current phase is running (the
+    /// barrier may have been poisoned meanwhile).
     pub(crate) fn is_completing(self) -> bool {
-        self.is_special() && matches!(self.code(), COMPLETING | COMPLETING_POISON)
+        self.is_special() && self.code() & POISONED == 0
     }
 
-    /// `poison()` was called while the completion function ran.
-    pub(crate) fn poison_requested(self) -> bool {
-        self.is_special() && self.code() == COMPLETING_POISON
-    }
-
-    pub(crate) fn poison(self) -> Option<Poison> {
-        match (self.is_special(), self.code()) {
-            (true, POISONED_BY_CALL) => Some(Poison::Call),
-            (true, POISONED_BY_COMPLETION) => Some(Poison::Completion),
-            _ => None,
+    /// Poisoned while the completion function ran: why, for the completer,
+    /// which ends the window poisoned.
+    pub(crate) fn poison_requested(self) -> Option<Poison> {
+        if self.is_completing() {
+            self.poison()
+        } else {
+            None
         }
+    }
+
+    /// Why the barrier is poisoned, if it is: for good, or while its
+    /// completion function still runs (a `poison()` takes effect at the
+    /// call, not when that function returns).
+    pub(crate) fn poison(self) -> Option<Poison> {
+        if !self.is_special() || self.code() == COMPLETING {
+            return None;
+        }
+        Some(match self.code() & CAUSE_MASK {
+            CAUSE_CALL => Poison::Call,
+            CAUSE_PANIC => Poison::Panic,
+            CAUSE_DROP_IN_COMPLETION => Poison::DropInCompletion,
+            _ => Poison::Completion,
+        })
     }
 
     /// Every participant dropped and the last phase completed: the current
@@ -442,8 +483,8 @@ impl State {
         let mut s = self.load(Ordering::Relaxed);
         loop {
             debug_assert!(s.is_completing());
-            let new = if s.poison_requested() {
-                s.poisoned(Poison::Call)
+            let new = if let Some(why) = s.poison_requested() {
+                s.poisoned(why)
             } else if !returned {
                 s.poisoned(Poison::Completion)
             } else {
@@ -463,21 +504,22 @@ impl State {
         }
     }
 
-    /// `poison()`: poisons a running word, or marks a completing one to end
-    /// poisoned. Returns the word it replaced, or `None` if the barrier was
-    /// already poisoned (or marked), which it leaves alone.
-    pub(crate) fn poison(&self) -> Option<Snapshot> {
+    /// `poison()` (or the poisoning for `why`): poisons a running word, or
+    /// marks a completing one to end poisoned. Returns the word it
+    /// replaced, or `None` if the barrier was already poisoned (or marked),
+    /// which it leaves alone: the first cause stays.
+    pub(crate) fn poison(&self, why: Poison) -> Option<Snapshot> {
         // Relaxed: seeds the RMW; a stale word only fails the CAS, which
         // hands back the word found.
         let mut s = self.load(Ordering::Relaxed);
         loop {
-            if s.poison().is_some() || s.poison_requested() {
+            if s.poison().is_some() {
                 return None;
             }
             let new = if s.is_completing() {
-                s.completing_poisoned()
+                s.completing_poisoned(why)
             } else {
-                s.poisoned(Poison::Call)
+                s.poisoned(why)
             };
             // Relaxed: a poisoned word hands nothing over: the threads it
             // wakes or stops only panic, reading nothing the poisoner wrote
@@ -574,12 +616,24 @@ mod tests {
             .with_counts(0, 3, 0)
             .with_parked();
         let c = s.completing();
-        assert!(c.is_completing() && !c.poison_requested() && c.parked());
+        assert!(c.is_completing() && c.poison_requested().is_none() && c.parked());
+        assert_eq!(c.poison(), None);
         assert_eq!(
             (c.phase().index(), c.expected(), c.pending(), c.tx()),
             (1, 3, 0, 0)
         );
-        assert!(c.completing_poisoned().poison_requested());
+        for why in [Poison::Call, Poison::Panic, Poison::DropInCompletion] {
+            let marked = c.completing_poisoned(why);
+            assert!(marked.is_completing() && marked.parked());
+            // Poisoned at once, for every query, while the window lasts.
+            assert_eq!(
+                (marked.poison_requested(), marked.poison()),
+                (Some(why), Some(why))
+            );
+            let ended = marked.poisoned(why);
+            assert!(!ended.is_completing() && ended.poison_requested().is_none());
+            assert_eq!((ended.poison(), ended.phase()), (Some(why), c.phase()));
+        }
         let p = c.poisoned(Poison::Completion);
         assert_eq!(p.poison(), Some(Poison::Completion));
         assert!(!p.is_completing() && !p.parked() && !p.is_retired());

@@ -171,8 +171,9 @@ impl Team {
     #[track_caller]
     #[must_use]
     pub fn new(seats: usize) -> Team {
-        check_seats(format_args!("Team::new({seats})"), seats);
-        Team::build(Barrier::new(seats), seats, seats, FAN_IN, FLAT)
+        let call = format_args!("Team::new({seats})");
+        check_seats(call, seats);
+        Team::build(call, Barrier::new(seats), seats, seats, FAN_IN, FLAT)
     }
 
     /// Creates a team of `capacity` ranks of which `0 .. seats` take part
@@ -195,7 +196,9 @@ impl Team {
     #[track_caller]
     #[must_use]
     pub fn with_capacity(seats: usize, capacity: usize) -> Team {
-        Team::with_capacity_and_shape(seats, capacity, FAN_IN, FLAT)
+        let call = format_args!("Team::with_capacity({seats}, {capacity})");
+        check_capacity(call, seats, capacity);
+        Team::build(call, Barrier::new(seats), seats, capacity, FAN_IN, FLAT)
     }
 
     /// A team with a chosen tree shape: each node combines `fan_in`
@@ -224,8 +227,9 @@ impl Team {
     #[track_caller]
     #[must_use]
     pub fn with_shape(seats: usize, fan_in: usize, flat: usize) -> Team {
-        check_seats(format_args!("Team::new({seats})"), seats);
-        Team::build(Barrier::new(seats), seats, seats, fan_in, flat)
+        let call = format_args!("Team::with_shape({seats}, {fan_in}, {flat})");
+        check_seats(call, seats);
+        Team::build(call, Barrier::new(seats), seats, seats, fan_in, flat)
     }
 
     /// [`Team::with_capacity`] with a chosen shape, as [`Team::with_shape`].
@@ -238,12 +242,10 @@ impl Team {
         fan_in: usize,
         flat: usize,
     ) -> Team {
-        check_capacity(
-            format_args!("Team::with_capacity({seats}, {capacity})"),
-            seats,
-            capacity,
-        );
-        Team::build(Barrier::new(seats), seats, capacity, fan_in, flat)
+        let call =
+            format_args!("Team::with_capacity_and_shape({seats}, {capacity}, {fan_in}, {flat})");
+        check_capacity(call, seats, capacity);
+        Team::build(call, Barrier::new(seats), seats, capacity, fan_in, flat)
     }
 }
 
@@ -281,7 +283,10 @@ impl<F: FnMut() + Send> Team<F> {
     #[track_caller]
     #[must_use]
     pub fn with_completion(seats: usize, f: F) -> Team<F> {
-        Team::with_completion_and_shape(seats, f, FAN_IN, FLAT)
+        let call = format_args!("Team::with_completion({seats}, _)");
+        check_seats(call, seats);
+        let barrier = Barrier::with_completion(seats, f);
+        Team::build(call, barrier, seats, seats, FAN_IN, FLAT)
     }
 
     /// [`Team::with_completion`] with a chosen shape, as [`Team::with_shape`].
@@ -309,14 +314,10 @@ impl<F: FnMut() + Send> Team<F> {
     #[track_caller]
     #[must_use]
     pub fn with_completion_and_shape(seats: usize, f: F, fan_in: usize, flat: usize) -> Team<F> {
-        check_seats(format_args!("Team::with_completion({seats})"), seats);
-        Team::build(
-            Barrier::with_completion(seats, f),
-            seats,
-            seats,
-            fan_in,
-            flat,
-        )
+        let call = format_args!("Team::with_completion_and_shape({seats}, _, {fan_in}, {flat})");
+        check_seats(call, seats);
+        let barrier = Barrier::with_completion(seats, f);
+        Team::build(call, barrier, seats, seats, fan_in, flat)
     }
 
     /// [`Team::with_capacity`] with a completion function, as
@@ -346,7 +347,10 @@ impl<F: FnMut() + Send> Team<F> {
     #[track_caller]
     #[must_use]
     pub fn with_completion_and_capacity(seats: usize, capacity: usize, f: F) -> Team<F> {
-        Team::with_completion_and_capacity_and_shape(seats, capacity, f, FAN_IN, FLAT)
+        let call = format_args!("Team::with_completion_and_capacity({seats}, {capacity}, _)");
+        check_capacity(call, seats, capacity);
+        let barrier = Barrier::with_completion(seats, f);
+        Team::build(call, barrier, seats, capacity, FAN_IN, FLAT)
     }
 
     /// [`Team::with_completion_and_capacity`] with a chosen shape, as
@@ -361,18 +365,12 @@ impl<F: FnMut() + Send> Team<F> {
         fan_in: usize,
         flat: usize,
     ) -> Team<F> {
-        check_capacity(
-            format_args!("Team::with_completion_and_capacity({seats}, {capacity}, _)"),
-            seats,
-            capacity,
+        let call = format_args!(
+            "Team::with_completion_and_capacity_and_shape({seats}, {capacity}, _, {fan_in}, {flat})"
         );
-        Team::build(
-            Barrier::with_completion(seats, f),
-            seats,
-            capacity,
-            fan_in,
-            flat,
-        )
+        check_capacity(call, seats, capacity);
+        let barrier = Barrier::with_completion(seats, f);
+        Team::build(call, barrier, seats, capacity, fan_in, flat)
     }
 }
 
@@ -391,8 +389,11 @@ fn check_capacity(call: fmt::Arguments<'_>, seats: usize, capacity: usize) {
 }
 
 impl<F> Team<F> {
+    /// The team of a checked constructor; `call` names it for the
+    /// fan-in's panic.
     #[track_caller]
     fn build(
+        call: fmt::Arguments<'_>,
         barrier: Barrier<F>,
         seats: usize,
         capacity: usize,
@@ -401,7 +402,7 @@ impl<F> Team<F> {
     ) -> Team<F> {
         assert!(
             (2..=MAX_FAN_IN).contains(&fan_in),
-            "syncthreads: Team::with_shape({seats}, {fan_in}, {flat}): the fan-in must be in 2 ..= {MAX_FAN_IN}"
+            "syncthreads: {call}: the fan-in must be in 2 ..= {MAX_FAN_IN}"
         );
         let nodes = if capacity > flat {
             tree::build(seats, capacity, fan_in)
@@ -556,6 +557,34 @@ impl<F: Completion> Team<F> {
     /// [`Barrier::add_participants`]. Called while the completion function
     /// of a phase runs, it blocks until the next phase has started and
     /// joins that one. A join allocates nothing.
+    ///
+    /// # When a left rank is free again
+    ///
+    /// The contract leaves one case open: a seat that arrived in phase `p`
+    /// and then left while `p` still ran. Its rank is free from phase
+    /// `p + 2`, not `p + 1`: its leave counts as its arrival in `p + 1`
+    /// (in `missing()` and `Debug` too), so in `p + 1` the rank is still
+    /// counted, and a seat joined there would be a second participant of
+    /// one rank in one phase. The crate also could not promise `p + 1`:
+    /// whether such a leave is folded into `p` or lands in `p + 1` at its
+    /// tree node depends on whether that node's round `p` had completed, a
+    /// race that no caller sees, so the rank would be free in `p + 1` on
+    /// some runs and not on others. A seat that leaves without having
+    /// arrived in the current phase `p` (its leave is its arrival there)
+    /// frees its rank from `p + 1`.
+    ///
+    /// ```
+    /// let team = syncthreads::Team::with_capacity(2, 2);
+    /// let (stays, leaves) = (team.seat(0), team.seat(1));
+    /// drop(leaves.arrive()); // phase 0
+    /// leaves.arrive_and_drop(); // arrived in phase 0: its leave counts in phase 1
+    /// team.wait(stays.arrive()); // phase 0 completes
+    /// assert!(team.join().is_none()); // phase 1: rank 1 still counted
+    /// team.wait(stays.arrive()); // phase 1 completes
+    /// let again = team.join().expect("phase 2: rank 1 is free");
+    /// assert_eq!(again.rank(), 1);
+    /// # drop((stays, again));
+    /// ```
     ///
     /// A join racing the completion of a phase may find, once it has
     /// joined, that the rank it counted on is not free yet (a seat's leave

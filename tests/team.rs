@@ -515,7 +515,7 @@ fn an_unwinding_seat_poisons_the_team_and_releases_the_others() {
         for (rank, m) in messages.iter().enumerate() {
             if rank != 7 {
                 assert!(
-                    m.starts_with("syncthreads: barrier poisoned by poison()"),
+                    m.starts_with("syncthreads: barrier poisoned: a participant panicked"),
                     "{what}: {m}"
                 );
             }

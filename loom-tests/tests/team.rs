@@ -358,7 +358,7 @@ fn an_unwinding_seat_drop_races_a_completion() {
         dying.join().unwrap();
         let message = panic_message(&*mine.unwrap_err());
         assert!(
-            message.starts_with("syncthreads: barrier poisoned by poison()"),
+            message.starts_with("syncthreads: barrier poisoned: a participant panicked"),
             "{message}"
         );
         assert!(team.is_poisoned());

@@ -247,6 +247,14 @@ fn a_join_whose_look_straddles_a_completion_finds_the_team_full() {
     });
 }
 
+/// Since a joined seat's leave before its first arrival reaches its leaf
+/// before its arrival reaches the word (team.rs, "Joining"), X's leave no
+/// longer holds leaf 0's round 1, so Y's phase-1 arrival completes phase 1
+/// at once, as the contract wants (X left in phase 0): the join always
+/// finds the team retired, and the interleaving below cannot happen (it
+/// needed X's leave to climb with Y's phase-1 arrival). The model keeps
+/// the sequence, with "retired" its only case.
+///
 /// Capacity 4, fan-in 2: leaf 0 holds ranks 0 and 1, leaf 1 (ranks 2 and 3)
 /// is empty, the root above both waits for leaf 0 alone. Rank 0 (seat Y,
 /// its own thread) takes part; the main thread joins rank 1 (seat X) in
@@ -286,7 +294,7 @@ fn a_join_whose_look_straddles_a_completion_finds_the_team_full() {
 #[test]
 fn a_join_attaches_to_a_completed_round_whose_members_all_left() {
     quiet_expected_panics();
-    model_reaching(&["joined phase 1", "retired"], |reach| {
+    model_reaching(&["retired"], |reach| {
         let (team, runs) = counted(1, 4, 2);
         // Phase 0 owes rank 0, which has not arrived: the join is in it.
         let x = team.join().expect("ranks 1-3 are free");

@@ -5,7 +5,9 @@
 use super::ranks::Entry;
 use super::tree::Contribution;
 use super::*;
+use crate::barrier::Target;
 use crate::op::Misuse;
+use crate::state::Poison;
 
 /// One participant's place in a [`Team`]: it arrives through its seat.
 ///
@@ -153,7 +155,13 @@ impl<F: Completion> Seat<'_, F> {
         if !completed {
             #[cfg(feature = "diagnostics")]
             let _as = self.team.describe_wait(std::panic::Location::caller());
-            self.team.barrier.wait(token);
+            // Its panics name the call the user made.
+            let call = "Seat::arrive_and_wait()";
+            let done = self
+                .team
+                .barrier
+                .wait_for(call, Target::Token(token.phase), None);
+            debug_assert!(done);
         }
         BarrierWaitResult {
             is_leader: completed,
@@ -421,10 +429,16 @@ impl<F: Completion> Seat<'_, F> {
     /// Leaves: a contribution `(1, 1, leave)` to round `last + 1` (module
     /// docs, "Leaving").
     ///
-    /// A joined seat that leaves before its first arrival makes that
-    /// arrival and its drop on the word (where its first arrival was owed)
-    /// and leaves its leaf from the round after, with a contribution that
-    /// carries nothing but the leave.
+    /// A joined seat that leaves before its first arrival, in the phase
+    /// `p` it joined, leaves its leaf from round `p + 1` with a
+    /// contribution that carries nothing but the leave, and then makes its
+    /// arrival and its drop on the word, where its first arrival was owed.
+    /// In that order: while that arrival is owed, phase `p` cannot
+    /// complete, so a round `p + 1` that the leave completes (every other
+    /// member of the leaf left early too) finds the word still in phase `p`
+    /// and folds its drops into it (`Op::LeaveAfter`). The other order
+    /// could complete phase `p` first and turn those drops into arrivals of
+    /// phase `p + 1`: a phase that nobody takes part in, completed anyway.
     #[track_caller]
     pub(super) fn leave(&self, call: SeatCall, quiet: bool) {
         let last = self.last.get();
@@ -438,20 +452,25 @@ impl<F: Completion> Seat<'_, F> {
                 .arrive_combined(call.leave_after(last, 1, true));
             return;
         }
-        let mut c = Contribution {
+        let c = Contribution {
             arrivals: 1,
             drops: 1,
             leave: true,
         };
-        let mut round = last.next();
         if self.direct.replace(false) {
+            let only_leave = Contribution {
+                arrivals: 0,
+                drops: 0,
+                leave: true,
+            };
+            let _ = self.contribute(last.next().next(), only_leave, call, quiet);
             let _first = self
                 .team
                 .barrier
                 .arrive_combined(call.combined(1, 1, 0, quiet));
-            (c.arrivals, c.drops, round) = (0, 0, round.next());
+            return;
         }
-        let _ = self.contribute(round, c, call, quiet);
+        let _ = self.contribute(last.next(), c, call, quiet);
     }
 }
 
@@ -495,7 +514,7 @@ impl<F: Completion> Drop for Seat<'_, F> {
     fn drop(&mut self) {
         let barrier = &self.team.barrier;
         if std::thread::panicking() {
-            barrier.poison();
+            barrier.poison_because(Poison::Panic);
             return;
         }
         // Relaxed: only skips a leave that would do nothing, and reads
@@ -508,7 +527,7 @@ impl<F: Completion> Drop for Seat<'_, F> {
         }
         if barrier.in_own_completion() {
             // It could only leave once that function has returned.
-            barrier.poison();
+            barrier.poison_because(Poison::DropInCompletion);
             return;
         }
         self.leave(SeatCall::Drop, true);

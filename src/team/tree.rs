@@ -539,6 +539,14 @@ impl<F: Completion> Team<F> {
         call: SeatCall,
         quiet: bool,
     ) -> (ArrivalToken, bool) {
+        if sums.arrivals == 0 {
+            // Nothing for the word: every seat this round counts is a joined
+            // seat that left before its first arrival, which it makes on the
+            // word itself, after this climb (`Seat::leave`). An RMW here
+            // would change nothing; without it, no leave can meet a word
+            // that such an arrival already retired.
+            return (self.barrier.token_for(round), false);
+        }
         let op = if sums.arrivals == sums.drops {
             // A round of leavers only, which may be early: every seat left
             // while phase `round - 1` was still running (team-tree.md,
