@@ -6,10 +6,10 @@
 mod common;
 
 use common::watchdog;
-use syncthreads::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
+use syncthreads::Barrier;
 
 /// `threads` workers, `rounds` rounds: each worker adds its share to a
 /// shared total, waits for the round, and the round's leader checks the

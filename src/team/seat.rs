@@ -150,7 +150,9 @@ impl<F: Completion> Seat<'_, F> {
         let (token, completed) = self.arrive_as(SeatCall::ArriveAndWait, 0);
         if !completed {
             #[cfg(feature = "diagnostics")]
-            let _as = self.team.describe_wait(std::panic::Location::caller());
+            let _as = self
+                .team
+                .describe_seat_wait(std::panic::Location::caller(), self.rank as usize);
             self.team.barrier.wait(token);
         }
         stages::released(completed);
