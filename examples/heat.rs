@@ -387,7 +387,7 @@ const MAX_REPS: usize = 100;
 /// The barrier-bound case: a step is a few microseconds of work per thread.
 const SMALL: (usize, usize) = (64, 20_000);
 /// The memory-bound case: a step streams 64 MiB through memory.
-const LARGE: (usize, usize) = (2048, 50);
+const LARGE: (usize, usize) = (2048, 30);
 
 struct Args {
     /// The one case asked for (`--size`, `--steps`), else both defaults.
@@ -399,12 +399,12 @@ struct Args {
 
 const USAGE: &str = "usage: heat [--size N] [--steps N] [--threads N] [--reps N] [--reference | --no-reference]
   without --size and --steps: a barrier-bound case (--size 64 --steps 20000) and a
-  memory-bound one (--size 2048 --steps 50); with either, that one case
+  memory-bound one (--size 2048 --steps 30); with either, that one case
   (the other takes its default from the barrier-bound case for --steps, 2048 for --size)
   --size N     the grid's side, 3..=4096 (two grids of N x N f64)
   --steps N    time steps, 1..=10000000
   --threads N  row bands, one thread each, 1..=min(1024, size - 2); default: the available cores
-  --reps N     runs of each kind, the best counts, 1..=100; default 3
+  --reps N     runs of each kind, the best counts, 1..=100; default 5
   --reference  check against the sequential reference (by default when size^2 * steps <= 2^27)";
 
 /// A bad command line: what is wrong, then the usage, on stderr; status 2.
@@ -417,7 +417,7 @@ fn parse_args() -> Args {
     let mut args = Args {
         case: None,
         threads: std::thread::available_parallelism().map_or(2, |n| n.get().min(MAX_THREADS)),
-        reps: 3,
+        reps: 5,
         reference: None,
     };
     let (mut size, mut steps) = (None, None);
