@@ -551,7 +551,8 @@ fn main() {
                 "\nWhy they differ: a small grid's step is microseconds of work, so each phase's barrier\n\
                  cost decides the time (std's mutex, condvar and wake-up cost microseconds, syncthreads's\n\
                  arrive and spinning wait a fraction of one); a large grid's step streams the grid through\n\
-                 memory, and any barrier is a rounding error."
+                 memory for milliseconds, the barrier is a rounding error, and what differences remain\n\
+                 come from memory and scheduling, not from the barrier."
             );
         }
     }
