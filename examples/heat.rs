@@ -397,7 +397,8 @@ struct Args {
     reference: Option<bool>,
 }
 
-const USAGE: &str = "usage: heat [--size N] [--steps N] [--threads N] [--reps N] [--reference | --no-reference]
+const USAGE: &str =
+    "usage: heat [--size N] [--steps N] [--threads N] [--reps N] [--reference | --no-reference]
   without --size and --steps: a barrier-bound case (--size 64 --steps 20000) and a
   memory-bound one (--size 2048 --steps 30); with either, that one case
   (the other takes its default from the barrier-bound case for --steps, 2048 for --size)
@@ -429,7 +430,9 @@ fn parse_args() -> Args {
             };
             match text.parse::<usize>() {
                 Ok(v) if range.contains(&v) => v,
-                _ => bad(format!("{name} must be a number in {range:?}, not {text:?}")),
+                _ => bad(format!(
+                    "{name} must be a number in {range:?}, not {text:?}"
+                )),
             }
         };
         match flag.as_str() {
@@ -470,7 +473,12 @@ fn work_per_band_step(n: usize, threads: usize) -> Duration {
     for _ in 0..steps {
         for r in 1..n - 1 {
             let (above, rest) = cur.split_at(r * n);
-            update_row(&above[(r - 1) * n..], &rest[..n], &rest[n..], &mut next[r * n..(r + 1) * n]);
+            update_row(
+                &above[(r - 1) * n..],
+                &rest[..n],
+                &rest[n..],
+                &mut next[r * n..(r + 1) * n],
+            );
         }
         std::mem::swap(&mut cur, &mut next);
     }
@@ -481,15 +489,28 @@ fn work_per_band_step(n: usize, threads: usize) -> Duration {
 /// One case: every method `reps` times, alternating, so that a burst of load
 /// from elsewhere on the machine does not favour one; prints each best time
 /// and its speed-up over `std::sync::Barrier`, and checks the grids.
-fn case(label: &str, n: usize, steps: usize, threads: usize, reps: usize, reference_asked: Option<bool>) {
+fn case(
+    label: &str,
+    n: usize,
+    steps: usize,
+    threads: usize,
+    reps: usize,
+    reference_asked: Option<bool>,
+) {
     let work = work_per_band_step(n, threads);
     println!(
         "\n{label}: {n} x {n} grid, {steps} steps, {threads} threads: about {work:.1?} of work per thread per step"
     );
     const METHODS: [(Method, &str); 3] = [
         (Method::Std, "std::sync::Barrier   (update all rows, wait)"),
-        (Method::Split, "syncthreads::Barrier (boundary rows, arrive, interior, wait)"),
-        (Method::Team, "syncthreads::Team    (the same on a Team's seats)"),
+        (
+            Method::Split,
+            "syncthreads::Barrier (boundary rows, arrive, interior, wait)",
+        ),
+        (
+            Method::Team,
+            "syncthreads::Team    (the same on a Team's seats)",
+        ),
     ];
     let mut best = [Duration::MAX; 3];
     let mut grids: Vec<(usize, Vec<f64>)> = Vec::new();
@@ -512,15 +533,18 @@ fn case(label: &str, n: usize, steps: usize, threads: usize, reps: usize, refere
     let (_, last) = grids.pop().expect("at least one run");
     for (run, (i, grid)) in grids.iter().enumerate() {
         check_same(
-            &format!("between {} (run {}) and the last run", METHODS[*i].1, run / 3 + 1),
+            &format!(
+                "between {} (run {}) and the last run",
+                METHODS[*i].1,
+                run / 3 + 1
+            ),
             grid,
             &last,
             n,
         );
     }
-    let check_reference = reference_asked.unwrap_or(
-        n.saturating_mul(n).saturating_mul(steps) <= REFERENCE_LIMIT,
-    );
+    let check_reference =
+        reference_asked.unwrap_or(n.saturating_mul(n).saturating_mul(steps) <= REFERENCE_LIMIT);
     if check_reference {
         check_same(
             "between the runs and the sequential reference",

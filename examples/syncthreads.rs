@@ -126,7 +126,9 @@ const CLI: args::Cli<2> = args::Cli {
 fn main() {
     let [threads, lanes] = CLI.parse();
     if !lanes.is_power_of_two() {
-        CLI.bad(&format!("warp_lanes must be a power of two in 2..=64, not {lanes}"));
+        CLI.bad(&format!(
+            "warp_lanes must be a power of two in 2..=64, not {lanes}"
+        ));
     }
 
     // __syncthreads()
