@@ -162,10 +162,12 @@
 //! # Model checking
 //!
 //! With `RUSTFLAGS="--cfg loom"` the crate's atomics, cells and parking switch
-//! to [loom](https://docs.rs/loom)'s models (the repository's `loom-tests/`
-//! crate runs them), and with
-//! `--cfg shuttle` to [shuttle](https://docs.rs/shuttle)'s, for randomized
-//! schedules. Nothing changes for normal builds.
+//! to [loom](https://docs.rs/loom)'s models, so your loom tests explore the
+//! barrier's interleavings along with yours, and with `--cfg shuttle` to
+//! [shuttle](https://docs.rs/shuttle)'s, for randomized schedules. Nothing
+//! changes for normal builds. How the crate itself is tested is in the
+//! package's
+//! [`docs/testing.md`](https://docs.rs/crate/syncthreads/latest/source/docs/testing.md).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]

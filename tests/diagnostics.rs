@@ -573,6 +573,10 @@ fn a_stalled_warp_mask_names_its_missing_lanes() {
             assert_eq!(stall.phase(), 1); // the first sync of each lane
             assert_eq!(stall.missing(), Some(&[2][..]));
             assert!(stall.waiting().iter().all(|w| w.location().line() == line));
+            // Lanes are named as lanes.
+            let mut names: Vec<&str> = stall.waiting().iter().map(|w| w.name()).collect();
+            names.sort_unstable();
+            assert_eq!(names, ["lane 0", "lane 1"], "{stall}");
             let report = stall.to_string();
             assert!(
                 report.starts_with(

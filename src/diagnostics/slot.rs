@@ -205,8 +205,8 @@ impl Slot {
     }
 }
 
-/// The loom model of the protocol (run by loom-tests/tests/diagnostics.rs,
-/// which cannot name the crate's internals): an owner records two waits in
+/// The loom model of the protocol (run by the source repository's loom
+/// crate, which cannot name the crate's internals): an owner records two waits in
 /// turn (its subject, a loom cell, is written before each and "freed" after
 /// the last), while a reader reads the slot twice and reads the subject
 /// while it holds the record. loom finds no read of a half-written record
