@@ -499,7 +499,8 @@ fn case(
 ) {
     let work = work_per_band_step(n, threads);
     println!(
-        "\n{label}: {n} x {n} grid, {steps} steps, {threads} threads: about {work:.1?} of work per thread per step"
+        "\n{label}: {n} x {n} grid, {steps} steps, {threads} threads, best of {reps} runs each: \
+         about {work:.1?} of work per thread per step"
     );
     const METHODS: [(Method, &str); 3] = [
         (Method::Std, "std::sync::Barrier   (update all rows, wait)"),
@@ -565,7 +566,7 @@ fn main() {
         reps,
         reference,
     } = parse_args();
-    println!("heat: 2-D heat diffusion, one band of rows per thread, one barrier phase per step; best of {reps}");
+    println!("heat: 2-D heat diffusion, one band of rows per thread, one barrier phase per step");
     match asked {
         Some((n, steps)) => case("asked", n, steps, threads, reps, reference),
         None => {
