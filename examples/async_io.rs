@@ -19,18 +19,28 @@
 //! cargo run --release --example async_io -- [threads] [chunks] [phases]
 //! ```
 
-use syncthreads::Barrier;
+mod args;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use syncthreads::Barrier;
 
 /// Bytes per chunk (one file); a phase's chunks stay below `Barrier::MAX_TX`.
 const CHUNK_BYTES: usize = 4096;
 const CHUNK_WORDS: usize = CHUNK_BYTES / 8;
 
-const USAGE: &str = "usage: async_io [threads (1..=64, default 4)] [chunks per phase (1..=255, default 8)] [phases (1..=100000, default 200)]";
+const CLI: args::Cli<3> = args::Cli {
+    program: "async_io",
+    counts: [
+        args::count("threads", 4, 1..=64),
+        args::count("chunks", 8, 1..=255),
+        args::count("phases", 200, 1..=10_000),
+    ],
+    note: "chunks per phase, each a 4 KiB file; chunks * phases <= 16384 (64 MiB of files)",
+};
 
 /// splitmix64: the files' contents, recomputable by the checkers.
 fn mix(mut x: u64) -> u64 {
@@ -56,39 +66,14 @@ fn chunk_path(dir: &Path, p: usize, c: usize) -> PathBuf {
     dir.join(format!("phase{p}-chunk{c}.bin"))
 }
 
-fn parse_args() -> Result<(usize, usize, usize), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() > 3 {
-        return Err(format!("too many arguments ({})", args.len()));
-    }
-    let get = |i: usize, default: usize, max: usize, what: &str| -> Result<usize, String> {
-        match args.get(i) {
-            None => Ok(default),
-            Some(a) => match a.parse::<usize>() {
-                Ok(n) if (1..=max).contains(&n) => Ok(n),
-                _ => Err(format!("{what} must be in 1..={max}, got {a:?}")),
-            },
-        }
-    };
-    Ok((
-        get(0, 4, 64, "threads")?,
-        get(1, 8, 255, "chunks")?,
-        get(2, 200, 100_000, "phases")?,
-    ))
-}
-
 fn main() -> ExitCode {
-    if std::env::args().skip(1).any(|a| a == "--help" || a == "-h") {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
+    let [threads, chunks, phases] = CLI.parse();
+    if chunks * phases > 16_384 {
+        CLI.bad(&format!(
+            "chunks * phases must be at most 16384 (64 MiB of files), not {}",
+            chunks * phases
+        ));
     }
-    let (threads, chunks, phases) = match parse_args() {
-        Ok(args) => args,
-        Err(e) => {
-            eprintln!("async_io: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
     let dir = std::env::temp_dir().join(format!("syncthreads-async-io-{}", std::process::id()));
     if let Err(e) = write_files(&dir, chunks, phases) {
         eprintln!(

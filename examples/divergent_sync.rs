@@ -22,21 +22,21 @@
 
 mod args;
 
-use syncthreads::{launch, WarpBarrier};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
+use syncthreads::{launch, WarpBarrier};
 
 const WARPS: usize = 2;
 const LANES: usize = 4;
 
-const USAGE: &str =
-    "usage: divergent_sync   (no arguments; build it with --features diagnostics, or it hangs)";
+const CLI: args::Cli<0> = args::Cli {
+    program: "divergent_sync",
+    counts: [],
+    note: "no arguments; build it with --features diagnostics, or it hangs",
+};
 
 fn main() {
-    args::help_if_asked(USAGE);
-    if let Some(a) = std::env::args().nth(1) {
-        args::bad_args(USAGE, &format!("divergent_sync: unexpected argument {a:?}"));
-    }
+    let [] = CLI.parse();
     if !cfg!(feature = "diagnostics") {
         eprintln!("divergent_sync: built without --features diagnostics, this hangs (by design)");
     }

@@ -15,9 +15,9 @@
 
 mod args;
 
-use syncthreads::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use syncthreads::Barrier;
 
 /// The iteration at which thread `rank` leaves (`>= n` = never): thread 0
 /// stays, the others leave one after another, the last few stay too.
@@ -86,13 +86,17 @@ fn early_exit_kernel(threads: usize, n: usize, primitive: bool) -> String {
     format!("{bar:?}")
 }
 
-const USAGE: &str = "usage: early_exit [threads] [iterations]   (defaults: 6 500)";
+const CLI: args::Cli<2> = args::Cli {
+    program: "early_exit",
+    counts: [
+        args::count("threads", 6, 1..=256),
+        args::count("iterations", 500, 1..=100_000),
+    ],
+    note: "",
+};
 
 fn main() {
-    let [threads, n] = args::counts(USAGE, [6, 500]);
-    if threads == 0 || n == 0 {
-        args::bad_args(USAGE, "early_exit: need threads >= 1 and iterations >= 1");
-    }
+    let [threads, n] = CLI.parse();
 
     let stay = live(n, threads, n);
     for primitive in [false, true] {

@@ -20,9 +20,9 @@
 
 mod args;
 
-use syncthreads::{launch, Barrier};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
+use syncthreads::{launch, Barrier};
 
 /// A few phases on an initialized barrier: everyone adds 1 to `count`,
 /// arrives and waits, then checks that all `threads` additions are visible.
@@ -39,13 +39,17 @@ fn use_barrier(bar: &Barrier, count: &AtomicUsize, threads: usize, phases: usize
     }
 }
 
-const USAGE: &str = "usage: init [threads] [phases]   (defaults: 8 100)";
+const CLI: args::Cli<2> = args::Cli {
+    program: "init",
+    counts: [
+        args::count("threads", 8, 1..=1024),
+        args::count("phases", 100, 1..=100_000),
+    ],
+    note: "",
+};
 
 fn main() {
-    let [threads, phases] = args::counts(USAGE, [8, 100]);
-    if threads == 0 {
-        args::bad_args(USAGE, "init: need at least one thread");
-    }
+    let [threads, phases] = CLI.parse();
 
     // 1. The guide's example (4.9.1), line by line.
     let bar: OnceLock<Barrier> = OnceLock::new(); // `__shared__ cuda::barrier<cuda::thread_scope_block> bar;`

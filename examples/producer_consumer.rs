@@ -15,9 +15,9 @@
 
 mod args;
 
-use syncthreads::{launch, Barrier};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
+use syncthreads::{launch, Barrier};
 
 /// What a consumer does to an element.
 fn transform(x: u64) -> u64 {
@@ -89,17 +89,31 @@ fn consume(
     }
 }
 
-const USAGE: &str = "usage: producer_consumer [producers] [consumers] [buffer_len] [rounds]   (defaults: 2 4 4096 500)";
+const CLI: args::Cli<4> = args::Cli {
+    program: "producer_consumer",
+    counts: [
+        args::count("producers", 2, 1..=64),
+        args::count("consumers", 4, 1..=64),
+        args::count("buffer_len", 4096, 1..=65_536),
+        args::count("rounds", 500, 1..=100_000),
+    ],
+    note: "and producers + consumers >= 4 (one thread initializes each of the 4 barriers), \
+           buffer_len * rounds <= 4194304 (the input and output are that many words)",
+};
 
 fn main() {
-    let [producers, consumers, buffer_len, rounds] = args::counts(USAGE, [2, 4, 4096, 500]);
-    let threads = producers.saturating_add(consumers);
-    if producers == 0 || consumers == 0 || threads < 4 || buffer_len == 0 || rounds == 0 {
-        args::bad_args(
-            USAGE,
-            "producer_consumer: need producers >= 1, consumers >= 1, producers + consumers >= 4 (one thread \
-             initializes each of the 4 barriers), buffer_len >= 1, rounds >= 1",
-        );
+    let [producers, consumers, buffer_len, rounds] = CLI.parse();
+    let threads = producers + consumers;
+    if threads < 4 {
+        CLI.bad(&format!(
+            "producers + consumers must be at least 4 (one thread initializes each of the 4 barriers), not {threads}"
+        ));
+    }
+    if buffer_len * rounds > 1 << 22 {
+        CLI.bad(&format!(
+            "buffer_len * rounds must be at most 4194304 (the input and output are that many words), not {}",
+            buffer_len * rounds
+        ));
     }
 
     // `float *in` of N elements, N a multiple of buffer_len.

@@ -15,9 +15,9 @@
 
 mod args;
 
-use syncthreads::{launch, Barrier};
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
+use syncthreads::{launch, Barrier};
 
 /// `__global__ void psum(int *data, int n, int *acc)`. Returns how many times
 /// the completion function ran.
@@ -92,14 +92,18 @@ fn sequential(block_size: usize, data: &[i64]) -> i64 {
     })
 }
 
-const USAGE: &str = "usage: psum [block_size] [phases]   (defaults: 128 200)";
+const CLI: args::Cli<2> = args::Cli {
+    program: "psum",
+    counts: [
+        // 128: the guide's `BlockSize`; 1024: CUDA's largest block.
+        args::count("block_size", 128, 1..=1024),
+        args::count("phases", 200, 1..=10_000),
+    ],
+    note: "",
+};
 
 fn main() {
-    // 128: the guide's `BlockSize`.
-    let [block_size, phases] = args::counts(USAGE, [128, 200]);
-    if block_size == 0 || phases == 0 {
-        args::bad_args(USAGE, "psum: need block_size >= 1 and phases >= 1");
-    }
+    let [block_size, phases] = CLI.parse();
 
     let n = block_size * phases;
     // Some data with a pattern that a lost or doubled term would change.

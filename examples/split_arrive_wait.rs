@@ -16,9 +16,9 @@
 
 mod args;
 
-use syncthreads::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use syncthreads::Barrier;
 
 /// The three ways of waiting that the guide shows (4.9.3).
 #[derive(Clone, Copy, Debug)]
@@ -125,13 +125,17 @@ fn split_arrive_wait(form: Form, threads: usize, iteration_count: usize) -> usiz
     checked.into_inner() as usize
 }
 
-const USAGE: &str = "usage: split_arrive_wait [threads] [iterations]   (defaults: 4 1000)";
+const CLI: args::Cli<2> = args::Cli {
+    program: "split_arrive_wait",
+    counts: [
+        args::count("threads", 4, 1..=256),
+        args::count("iterations", 1000, 1..=100_000),
+    ],
+    note: "",
+};
 
 fn main() {
-    let [threads, iterations] = args::counts(USAGE, [4, 1000]);
-    if threads == 0 {
-        args::bad_args(USAGE, "split_arrive_wait: need at least one thread");
-    }
+    let [threads, iterations] = CLI.parse();
 
     for form in [Form::Token, Form::TryWaitParity, Form::WaitParityTimeout] {
         let start = std::time::Instant::now();

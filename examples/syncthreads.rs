@@ -17,8 +17,8 @@
 
 mod args;
 
-use syncthreads::{launch, WarpBarrier};
 use std::sync::atomic::{AtomicU64, Ordering};
+use syncthreads::{launch, WarpBarrier};
 
 /// The value thread `rank` starts with.
 fn value(rank: usize) -> u64 {
@@ -114,18 +114,21 @@ fn fail(what: String) -> ! {
     std::process::exit(1)
 }
 
-const USAGE: &str = "usage: syncthreads [block_threads] [warp_lanes]   (defaults: 16 8)";
+const CLI: args::Cli<2> = args::Cli {
+    program: "syncthreads",
+    counts: [
+        args::count("block_threads", 16, 1..=1024),
+        args::count("warp_lanes", 8, 2..=64),
+    ],
+    note: "warp_lanes a power of two",
+};
 
 fn main() {
-    let [threads, lanes] = args::counts(USAGE, [16, 8]);
-    if threads == 0 {
-        args::bad_args(USAGE, "syncthreads: need at least one thread");
-    }
-    if !((2..=64).contains(&lanes) && lanes.is_power_of_two()) {
-        args::bad_args(
-            USAGE,
-            "syncthreads: warp_lanes must be a power of two in 2 ..= 64",
-        );
+    let [threads, lanes] = CLI.parse();
+    if !lanes.is_power_of_two() {
+        CLI.bad(&format!(
+            "warp_lanes must be a power of two in 2..=64, not {lanes}"
+        ));
     }
 
     // __syncthreads()

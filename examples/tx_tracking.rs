@@ -17,9 +17,9 @@
 
 mod args;
 
-use syncthreads::{launch, Barrier};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
+use syncthreads::{launch, Barrier};
 
 /// Words per tile (a tile is 64 KiB, well below `Barrier::MAX_TX` bytes).
 const TILE_WORDS: usize = 8 * 1024;
@@ -55,13 +55,18 @@ fn source_tile(src: &[u64], t: usize) -> &[u64] {
     &src[t * TILE_WORDS..(t + 1) * TILE_WORDS]
 }
 
-const USAGE: &str = "usage: tx_tracking [consumers] [tiles]   (defaults: 4 256)";
+const CLI: args::Cli<2> = args::Cli {
+    program: "tx_tracking",
+    counts: [
+        args::count("consumers", 4, 1..=256),
+        // 64 KiB of input per tile.
+        args::count("tiles", 256, 1..=1024),
+    ],
+    note: "",
+};
 
 fn main() {
-    let [consumers, tiles] = args::counts(USAGE, [4, 256]);
-    if consumers == 0 || tiles == 0 {
-        args::bad_args(USAGE, "tx_tracking: need consumers >= 1 and tiles >= 1");
-    }
+    let [consumers, tiles] = CLI.parse();
 
     // "Global memory": the words to load, tile by tile.
     let src: Vec<u64> = (0..(tiles * TILE_WORDS) as u64)

@@ -21,12 +21,19 @@
 
 mod args;
 
-use syncthreads::Team;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use syncthreads::Team;
 
-const USAGE: &str = "usage: work_pool [max_workers (default 8, at least 2)] [phases (default 400)]";
+const CLI: args::Cli<2> = args::Cli {
+    program: "work_pool",
+    counts: [
+        args::count("max_workers", 8, 2..=64),
+        args::count("phases", 400, 1..=100_000),
+    ],
+    note: "",
+};
 /// Jobs a worker takes per phase.
 const BATCH: usize = 4;
 
@@ -132,10 +139,7 @@ fn burst(k: u64) -> usize {
 }
 
 fn main() {
-    let [max_workers, phases] = args::counts(USAGE, [8, 400]);
-    if max_workers < 2 {
-        args::bad_args(USAGE, "max_workers must be at least 2");
-    }
+    let [max_workers, phases] = CLI.parse();
     let jobs: usize = (0..phases as u64).map(burst).sum();
     let pool = Pool {
         queue: Mutex::new(VecDeque::new()),

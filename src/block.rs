@@ -510,7 +510,8 @@ impl BlockBarrier {
             describe: describe_block,
             level: 2,
         };
-        crate::diagnostics::describe_as(self.team.key(), subject, site.location)
+        let who = rank.map(crate::diagnostics::Who::Rank);
+        crate::diagnostics::describe_as(self.team.key(), subject, site.location, who)
     }
 
     /// Waits like [`sync`](BlockBarrier::sync) and returns whether `pred`
@@ -658,13 +659,15 @@ impl fmt::Debug for BlockBarrier {
 ///
 /// `ptr` points to a live `BlockBarrier`.
 #[cfg(feature = "diagnostics")]
-unsafe fn describe_block(ptr: *const (), _: u64, _: u64) -> crate::diagnostics::Described {
+unsafe fn describe_block(ptr: *const (), _: u64, phase: u64) -> crate::diagnostics::Described {
     // SAFETY: the caller's contract.
     let block = unsafe { &*(ptr as *const BlockBarrier) };
     crate::diagnostics::Described {
         kind: "BlockBarrier",
         debug: format!("{block:?}"),
-        missing: block.missing(),
+        // Relaxed: as in `seat`. The stall's phase, as for a `Team`.
+        missing: (block.mode.load(Ordering::Relaxed) == SEATS)
+            .then(|| block.team.missing_in_phase(phase)),
         mask: None,
     }
 }

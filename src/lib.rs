@@ -1,12 +1,25 @@
-//! CUDA's block-level synchronization for CPU threads.
+//! A barrier for threads that can split arriving from waiting: CUDA's
+//! block-level synchronization for ordinary CPU threads.
 //!
 //! `syncthreads` brings the asynchronous barrier of CUDA (`cuda::barrier`, the
 //! PTX `mbarrier` object) and the `__syncthreads` / `__syncwarp` family to
 //! ordinary threads. Where [`std::sync::Barrier`] only offers "arrive and
-//! block", [`Barrier`] splits arriving from waiting, tracks phases, lets
-//! participants leave, runs a completion function once per phase, holds a
-//! phase open for transaction counts, and keeps its whole state in one
-//! `AtomicU64`.
+//! block", [`Barrier`] splits arriving from waiting, so a thread keeps
+//! working while the slow ones catch up; it also tracks phases, lets
+//! participants leave or join, runs a completion function once per phase,
+//! holds a phase open for transaction counts, and keeps its whole state in
+//! one `AtomicU64`.
+//!
+//! # Which type do I pick?
+//!
+//! | you have | use |
+//! |---|---|
+//! | a few threads and a `std::sync::Barrier`, or work to do between "done" and "wait" | [`Barrier`]: [`arrive_and_wait`](Barrier::arrive_and_wait) as std's `wait`, or [`arrive`](Barrier::arrive) then [`wait`](Barrier::wait) |
+//! | more than about 4 threads on one barrier | [`Team`]: each thread takes a [`Seat`] (a rank) once and arrives through it; a combining tree keeps the arrivals off one cache line |
+//! | CUDA code with `__syncthreads()` | [`launch`] runs a closure on `n` threads with [`Block::thread_rank`] and [`Block::sync`]; [`BlockBarrier`] is the barrier alone |
+//! | CUDA code with `__syncwarp(mask)` | [`WarpBarrier`] |
+//! | async tasks and threads on one phase | the async waits: [`wait_async`](Barrier::wait_async), [`wait_parity_async`](Barrier::wait_parity_async), [`arrive_and_wait_async`](Barrier::arrive_and_wait_async) |
+//! | a hang to find | the `diagnostics` feature: who waits where, who is missing ("Debugging a hang" below) |
 //!
 #![doc = include_str!("../docs/quick-start.md")]
 //!
@@ -150,10 +163,12 @@
 //! # Model checking
 //!
 //! With `RUSTFLAGS="--cfg loom"` the crate's atomics, cells and parking switch
-//! to [loom](https://docs.rs/loom)'s models (the repository's `loom-tests/`
-//! crate runs them), and with
-//! `--cfg shuttle` to [shuttle](https://docs.rs/shuttle)'s, for randomized
-//! schedules. Nothing changes for normal builds.
+//! to [loom](https://docs.rs/loom)'s models, so your loom tests explore the
+//! barrier's interleavings along with yours, and with `--cfg shuttle` to
+//! [shuttle](https://docs.rs/shuttle)'s, for randomized schedules. Nothing
+//! changes for normal builds. How the crate itself is tested is in the
+//! package's
+//! [`docs/testing.md`](https://docs.rs/crate/syncthreads/latest/source/docs/testing.md).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]

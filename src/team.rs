@@ -769,7 +769,28 @@ impl<F: Completion> Team<F> {
         &self,
         location: &'static std::panic::Location<'static>,
     ) -> crate::diagnostics::DescribeAs {
-        crate::diagnostics::describe_as(self.barrier.key(), self.subject(), location)
+        crate::diagnostics::describe_as(self.barrier.key(), self.subject(), location, None)
+    }
+
+    /// As [`describe_wait`](Team::describe_wait), for the wait of the seat
+    /// `rank`, which the report names by its rank.
+    pub(crate) fn describe_seat_wait(
+        &self,
+        location: &'static std::panic::Location<'static>,
+        rank: usize,
+    ) -> crate::diagnostics::DescribeAs {
+        let who = Some(crate::diagnostics::Who::Rank(rank));
+        crate::diagnostics::describe_as(self.barrier.key(), self.subject(), location, who)
+    }
+
+    /// The ranks missing in `phase` (a stall's, the current phase or the one
+    /// before it), ascending: a rank whose arrival in that phase returned is
+    /// not missing, also once the phase has completed.
+    pub(crate) fn missing_in_phase(&self, phase: u64) -> Vec<usize> {
+        // Acquire: as in `Team::missing`; a later phase read here also
+        // makes every arrival in `phase` visible (they preceded its end).
+        let _ = self.barrier.snapshot(Ordering::Acquire);
+        self.missing_in(crate::phase::Phase::new(phase as u8))
     }
 
     /// This team, as a stall report describes it.
@@ -788,13 +809,19 @@ impl<F: Completion> Team<F> {
 ///
 /// `ptr` points to a live `Team<F>`.
 #[cfg(feature = "diagnostics")]
-unsafe fn describe<F: Completion>(ptr: *const (), _: u64, _: u64) -> crate::diagnostics::Described {
+unsafe fn describe<F: Completion>(
+    ptr: *const (),
+    _: u64,
+    phase: u64,
+) -> crate::diagnostics::Described {
     // SAFETY: the caller's contract.
     let team = unsafe { &*(ptr as *const Team<F>) };
     crate::diagnostics::Described {
         kind: "Team",
         debug: format!("{team:?}"),
-        missing: Some(team.missing()),
+        // The stall's phase, not the current one: once it completes, its
+        // woken waiters are still recorded until they return.
+        missing: Some(team.missing_in_phase(phase)),
         mask: None,
     }
 }

@@ -443,6 +443,8 @@ fn park_until<W: Word, T>(
     deadline: Option<Instant>,
     check: impl Fn(W::Snapshot) -> Option<T>,
 ) -> Result<T, W::Snapshot> {
+    #[cfg(not(feature = "diagnostics"))]
+    stall_reports_off();
     loop {
         // Acquire: as in `spin`: an accepted word ends the wait, and the
         // park always ends in this load, however it ended.
@@ -461,6 +463,26 @@ fn park_until<W: Word, T>(
         // changed), the loop re-reads the word and decides again.
         let _: Parked = park::park(word.park_key(), &mut validate, deadline);
     }
+}
+
+/// A build without the `diagnostics` feature makes no stall reports: if
+/// `SYNCTHREADS_STALL_REPORT` asks for them, the first park says so, once per
+/// process (a hang would otherwise stay silent). Parks only, never arrivals.
+#[cfg(not(feature = "diagnostics"))]
+fn stall_reports_off() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    if sync::MODEL {
+        return;
+    }
+    ONCE.call_once(|| {
+        if std::env::var_os("SYNCTHREADS_STALL_REPORT").is_some_and(|v| !v.is_empty()) {
+            eprintln!(
+                "syncthreads: SYNCTHREADS_STALL_REPORT is set, but stall reports need the \
+                 `diagnostics` feature (e.g. `cargo run --features syncthreads/diagnostics`); \
+                 none will be printed"
+            );
+        }
+    });
 }
 
 /// The `validate` of both halves, run under the backend's lock: whether the

@@ -277,7 +277,7 @@ impl WarpBarrier {
         let mut behind = self.behind(others, round);
         let waiter = Waiter::new(others.count_ones() + 1, None);
         #[cfg(feature = "diagnostics")]
-        let waiter = waiter.recorded(self.wait_info(mask, round));
+        let waiter = waiter.recorded(self.wait_info(mask, others, round));
         #[cfg(not(feature = "diagnostics"))]
         let _ = mask;
         let mut waiter = waiter;
@@ -355,11 +355,15 @@ impl WarpBarrier {
     /// at the caller's call site, for the stall reports. The lanes of one
     /// mask waiting for one round share a record's key.
     #[track_caller]
-    fn wait_info(&self, mask: u64, round: u64) -> crate::diagnostics::WaitInfo {
+    fn wait_info(&self, mask: u64, others: u64, round: u64) -> crate::diagnostics::WaitInfo {
         crate::diagnostics::WaitInfo {
             key: (self as *const Self).addr(),
             tag: mask,
             phase: round,
+            // The waiting lane: the one of the mask that is not an other.
+            who: Some(crate::diagnostics::Who::Lane(
+                (mask & !others).trailing_zeros() as usize,
+            )),
             subject: crate::diagnostics::Subject {
                 ptr: self as *const Self as *const (),
                 describe: describe_warp,

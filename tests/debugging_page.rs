@@ -7,11 +7,11 @@
 mod common;
 
 use common::{panic_of, watchdog};
-use syncthreads::diagnostics::{stalls, Stall};
-use syncthreads::{launch, Block};
 use std::sync::mpsc::Receiver;
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
+use syncthreads::diagnostics::{stalls, Stall};
+use syncthreads::{launch, Block};
 
 /// Ranks 0, 1 and 2 sync; rank 3 is stuck elsewhere until `stuck` says go.
 fn kernel(block: &Block<'_>, stuck: &Mutex<Receiver<()>>) {

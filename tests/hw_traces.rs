@@ -1,17 +1,17 @@
 //! Hardware agreement: replays the 600 operation sequences recorded on an
-//! NVIDIA H200's PTX `mbarrier` (`tests/data/h200-sample.jsonl`, copied from
-//! `shared/hw-traces/`, whose README describes the format) on a fresh
+//! NVIDIA H200's PTX `mbarrier` (`tests/data/h200-sample.jsonl`, one JSON
+//! object per sequence: its operations and the hardware's answers) on a fresh
 //! `Barrier` each, and checks after every operation what the hardware
 //! answered: `try_wait_parity(false)` and `try_wait_parity(true)`, and for
 //! each arrival `try_wait` of its token. Every earlier token of the sequence
-//! is re-checked as long as the SPEC lets it be waited on (its own phase or
+//! is re-checked as long as the contract lets it be waited on (its own phase or
 //! the next), against the hardware's phase as told by its parity answers.
 //!
 //! Single-threaded: the hardware recorder was too. No serde (not an allowed
 //! dependency): a small JSON reader for exactly this file's shape is below.
 
-use syncthreads::{ArrivalToken, Barrier};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use syncthreads::{ArrivalToken, Barrier};
 
 const TRACES: &str = include_str!("data/h200-sample.jsonl");
 
@@ -387,7 +387,7 @@ fn replay(t: &Trace, errors: &mut Vec<String>) -> (usize, usize) {
                 token,
             });
         }
-        // Earlier tokens, while the SPEC lets them be waited on: in their
+        // Earlier tokens, while the contract lets them be waited on: in their
         // own phase or the next one (older ones may alias, phase mod 4).
         held.retain(|h| hw_phase <= h.hw_phase + 1);
         for h in held.iter().filter(|h| h.op != i) {

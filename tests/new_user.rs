@@ -6,10 +6,10 @@
 mod common;
 
 use common::watchdog;
-use syncthreads::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
+use syncthreads::Barrier;
 
 /// `threads` workers, `rounds` rounds: each worker adds its share to a
 /// shared total, waits for the round, and the round's leader checks the
@@ -81,4 +81,49 @@ fn the_install_line_matches_the_package_version() {
             "{file} should show `cargo add syncthreads`"
         );
     }
+}
+
+/// Set in the child run of the test below.
+#[cfg(not(feature = "diagnostics"))]
+const CHILD: &str = "SYNCTHREADS_TEST_CHILD";
+
+/// The child's program: a thread waits long enough to park, three times.
+#[cfg(not(feature = "diagnostics"))]
+#[test]
+fn child_waits_that_park() {
+    if std::env::var_os(CHILD).is_none() {
+        return; // only as a child
+    }
+    let barrier = Barrier::new(2);
+    thread::scope(|s| {
+        s.spawn(|| {
+            for _ in 0..3 {
+                barrier.arrive_and_wait();
+            }
+        });
+        for _ in 0..3 {
+            // Late, so that the other thread's wait parks.
+            thread::sleep(std::time::Duration::from_millis(50));
+            barrier.arrive_and_wait();
+        }
+    });
+}
+
+/// A user who sets `SYNCTHREADS_STALL_REPORT` in a build without the
+/// `diagnostics` feature is told, once, instead of waiting for a report
+/// that never comes.
+#[cfg(not(feature = "diagnostics"))]
+#[test]
+#[cfg_attr(miri, ignore = "spawns a child process, which Miri cannot")]
+fn the_stall_report_variable_without_the_feature_says_so_once() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["child_waits_that_park", "--exact", "--nocapture"])
+        .env(CHILD, "1")
+        .env("SYNCTHREADS_STALL_REPORT", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let line = "syncthreads: SYNCTHREADS_STALL_REPORT is set, but stall reports need the `diagnostics` feature";
+    assert_eq!(stderr.matches(line).count(), 1, "{stderr}");
 }

@@ -1,39 +1,98 @@
-//! The command line of the examples: positional counts with defaults, a
-//! usage line that `--help` prints (exit status 0) and that a bad argument
-//! prints to stderr (exit status 2).
+//! The command line of the examples: positional counts, each with a name, a
+//! default and an allowed range. `--help` prints the usage (exit status 0);
+//! a count out of its range, something that is not a count, an unknown flag
+//! or one argument too many prints what is wrong, naming the argument and
+//! its range, then the usage, to stderr (exit status 2). The ranges keep
+//! every run finite and its memory bounded.
 
 // Each example compiles this module on its own and uses only part of it.
 #![allow(dead_code)]
 
+use std::ops::RangeInclusive;
 use std::process::exit;
 
-/// Prints `usage` and exits with status 0 if the arguments ask for help.
-pub fn help_if_asked(usage: &str) {
-    if std::env::args().skip(1).any(|a| a == "--help" || a == "-h") {
-        println!("{usage}");
-        exit(0);
+/// One positional count.
+pub struct Count {
+    pub name: &'static str,
+    pub default: usize,
+    pub range: RangeInclusive<usize>,
+}
+
+/// A count named `name`, `default` when not given, allowed in `range`.
+pub const fn count(name: &'static str, default: usize, range: RangeInclusive<usize>) -> Count {
+    Count {
+        name,
+        default,
+        range,
     }
 }
 
-/// Prints `why` and `usage` to stderr and exits with status 2.
-pub fn bad_args(usage: &str, why: &str) -> ! {
-    eprintln!("{why}\n{usage}");
-    exit(2)
+/// An example's command line: its name, its counts, and a note for the
+/// usage (what else must hold, or "").
+pub struct Cli<const N: usize> {
+    pub program: &'static str,
+    pub counts: [Count; N],
+    pub note: &'static str,
 }
 
-/// Reads up to `N` positional counts, each defaulting to `defaults[i]`; on
-/// `--help` prints `usage` and exits with 0, on anything that is not a count
-/// (or one argument too many) prints it to stderr and exits with 2.
-pub fn counts<const N: usize>(usage: &str, defaults: [usize; N]) -> [usize; N] {
-    help_if_asked(usage);
-    let mut values = defaults;
-    for (i, arg) in std::env::args().skip(1).enumerate() {
-        if i >= N {
-            bad_args(usage, &format!("unexpected argument {arg:?}"));
+impl<const N: usize> Cli<N> {
+    /// The usage: one line of the form, one line per count.
+    pub fn usage(&self) -> String {
+        let mut u = format!("usage: {}", self.program);
+        for c in &self.counts {
+            u.push_str(&format!(" [{}]", c.name));
         }
-        values[i] = arg
-            .parse()
-            .unwrap_or_else(|_| bad_args(usage, &format!("not a count: {arg:?}")));
+        for c in &self.counts {
+            u.push_str(&format!(
+                "\n  {:<14} {}..={}, default {}",
+                c.name,
+                c.range.start(),
+                c.range.end(),
+                c.default
+            ));
+        }
+        if !self.note.is_empty() {
+            u.push_str(&format!("\n  {}", self.note));
+        }
+        u
     }
-    values
+
+    /// Prints `why` and the usage to stderr and exits with status 2.
+    pub fn bad(&self, why: &str) -> ! {
+        eprintln!("{}: {why}\n{}", self.program, self.usage());
+        exit(2)
+    }
+
+    /// Reads the counts (module docs).
+    pub fn parse(&self) -> [usize; N] {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        if args.iter().any(|a| a == "--help" || a == "-h") {
+            println!("{}", self.usage());
+            exit(0);
+        }
+        let mut values = self.counts.each_ref().map(|c| c.default);
+        for (i, arg) in args.iter().enumerate() {
+            if arg.starts_with('-') && arg.parse::<i64>().is_err() {
+                self.bad(&format!(
+                    "unknown flag {arg:?} (this example takes only counts)"
+                ));
+            }
+            let Some(c) = self.counts.get(i) else {
+                match N {
+                    0 => self.bad(&format!("unexpected argument {arg:?}: it takes none")),
+                    _ => self.bad(&format!("unexpected argument {arg:?}: at most {N} counts")),
+                }
+            };
+            values[i] = match arg.parse::<usize>() {
+                Ok(v) if c.range.contains(&v) => v,
+                _ => self.bad(&format!(
+                    "{} must be a number in {}..={}, not {arg:?}",
+                    c.name,
+                    c.range.start(),
+                    c.range.end()
+                )),
+            };
+        }
+        values
+    }
 }

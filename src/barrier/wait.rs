@@ -375,6 +375,7 @@ impl<F> Barrier<F> {
             key: self.key(),
             tag: 0,
             phase: phase.bits(),
+            who: None,
             subject: self.subject(),
             location: std::panic::Location::caller(),
         }

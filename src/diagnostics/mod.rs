@@ -38,7 +38,7 @@ mod stall;
 pub use stall::{Stall, Waiter};
 
 pub(crate) use registry::{describe_as, DescribeAs, Record, TaskWait, WaitInfo};
-pub(crate) use slot::{Described, Subject};
+pub(crate) use slot::{Described, Subject, Who};
 
 /// The loom model of the waiter record (not an API: `--cfg loom` only).
 #[cfg(loom)]

@@ -19,7 +19,7 @@
 //! model's atomics cannot outlive one execution; the slot's protocol has its
 //! own loom model (`slot.rs`).
 
-use super::slot::{About, Slot, Subject, Wait};
+use super::slot::{About, Slot, Subject, Wait, Who};
 use crate::sync::thread_local;
 use std::cell::Cell;
 use std::panic::Location;
@@ -31,9 +31,11 @@ struct Entry {
     slot: &'static Slot,
     /// Whether a thread or an async wait owns it.
     owned: bool,
-    /// The owner, for the report: the thread's name (or `thread <id>`), or
-    /// `task`.
+    /// The owner, for the report: the thread's name (or its id as Rust
+    /// writes it, `ThreadId(7)`), or `task`.
     name: String,
+    /// Whether `name` is a name the thread was given.
+    named: bool,
 }
 
 /// Every slot ever made. Locked to hand out or return a slot and by the
@@ -46,13 +48,15 @@ fn pool() -> MutexGuard<'static, Vec<Entry>> {
     POOL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Takes a free slot (or makes one) for `name`.
-fn claim(name: String) -> &'static Slot {
+/// Takes a free slot (or makes one) for `name` (`named`: a name given to
+/// the thread).
+fn claim((name, named): (String, bool)) -> &'static Slot {
     super::report::start_if_asked();
     let mut pool = pool();
     if let Some(e) = pool.iter_mut().find(|e| !e.owned) {
         e.owned = true;
         e.name = name;
+        e.named = named;
         return e.slot;
     }
     let slot: &'static Slot = Box::leak(Box::new(Slot::new()));
@@ -60,6 +64,7 @@ fn claim(name: String) -> &'static Slot {
         slot,
         owned: true,
         name,
+        named,
     });
     slot
 }
@@ -72,17 +77,14 @@ fn unclaim(slot: &'static Slot) {
     }
 }
 
-/// The name of the calling thread for the report.
-fn thread_name() -> String {
+/// The name of the calling thread for the report: its name, else its id as
+/// Rust writes it (`ThreadId(7)`, which `thread::current().id()` prints
+/// too, so the user can tell which of their threads it is).
+fn thread_name() -> (String, bool) {
     let thread = std::thread::current();
     match thread.name() {
-        Some(name) => name.to_owned(),
-        None => {
-            // `ThreadId(7)` → `thread 7` (its number has no stable getter).
-            let id = format!("{:?}", thread.id());
-            let digits: String = id.chars().filter(char::is_ascii_digit).collect();
-            format!("thread {digits}")
-        }
+        Some(name) => (name.to_owned(), true),
+        None => (format!("{:?}", thread.id()), false),
     }
 }
 
@@ -123,11 +125,13 @@ struct Override {
     key: usize,
     subject: Subject,
     location: &'static Location<'static>,
+    who: Option<Who>,
 }
 
 /// Until the guard drops, a blocking wait of this thread on the word keyed
-/// `key` is recorded as a wait on `subject` from `location` instead of as
-/// the lower layer describes it (a wait on another word is not affected).
+/// `key` is recorded as a wait on `subject` from `location` by `who` (a
+/// seat's rank) instead of as the lower layer describes it (a wait on
+/// another word is not affected).
 /// The outermost description stands (a `Block`'s over its seat's).
 #[must_use]
 pub(crate) struct DescribeAs(bool);
@@ -136,11 +140,13 @@ pub(crate) fn describe_as(
     key: usize,
     subject: Subject,
     location: &'static Location<'static>,
+    who: Option<Who>,
 ) -> DescribeAs {
     let new = Override {
         key,
         subject,
         location,
+        who,
     };
     let set = LOCAL
         .try_with(|l| l.describe_as.get().is_none() && l.describe_as.replace(Some(new)).is_none());
@@ -165,6 +171,8 @@ pub(crate) struct WaitInfo {
     pub(crate) tag: u64,
     /// The phase waited for (mod 4), or a `WarpBarrier`'s round.
     pub(crate) phase: u64,
+    /// The waiter's lane (a `WarpBarrier`'s), where the lower layer knows it.
+    pub(crate) who: Option<Who>,
     pub(crate) subject: Subject,
     pub(crate) location: &'static Location<'static>,
 }
@@ -216,6 +224,7 @@ fn thread_wait(info: WaitInfo) -> Option<&'static Slot> {
         key,
         tag,
         phase,
+        who,
         subject,
         location,
     } = info;
@@ -223,9 +232,9 @@ fn thread_wait(info: WaitInfo) -> Option<&'static Slot> {
         if l.waiting.replace(true) {
             return None;
         }
-        let (subject, location) = match l.describe_as.get() {
-            Some(o) if o.key == key => (o.subject, o.location),
-            _ => (subject, location),
+        let (subject, location, who) = match l.describe_as.get() {
+            Some(o) if o.key == key => (o.subject, o.location, o.who.or(who)),
+            _ => (subject, location, who),
         };
         let slot = match l.slot.get() {
             Some(slot) => slot,
@@ -235,16 +244,17 @@ fn thread_wait(info: WaitInfo) -> Option<&'static Slot> {
                 slot
             }
         };
-        Some((slot, subject, location))
+        Some((slot, subject, location, who))
     });
     // None: the thread is exiting, or already waiting.
-    let Ok(Some((slot, subject, location))) = slot else {
+    let Ok(Some((slot, subject, location, who))) = slot else {
         return None;
     };
     slot.begin(Wait {
         key,
         tag,
         phase,
+        who,
         about: About::Live(subject),
         location,
         since: Instant::now(),
@@ -285,11 +295,12 @@ impl TaskWait {
                 let phase = phase();
                 // SAFETY: the caller's contract: the object is alive now.
                 let described = unsafe { (subject.describe)(subject.ptr, 0, phase) };
-                let slot = claim("task".to_owned());
+                let slot = claim(("task".to_owned(), false));
                 slot.begin(Wait {
                     key,
                     tag: 0,
                     phase,
+                    who: None,
                     about: About::Taken {
                         level: subject.level,
                         described,
@@ -329,6 +340,8 @@ impl std::fmt::Debug for TaskWait {
 pub(crate) struct Found {
     pub(crate) wait: Wait,
     pub(crate) name: String,
+    /// Whether `name` is a name given to the thread.
+    pub(crate) named: bool,
 }
 
 /// Calls `f` with every wait recorded now; while `f` runs, each of those
@@ -345,6 +358,7 @@ pub(crate) fn scan<R>(f: impl FnOnce(&[Found]) -> R) -> R {
             found.push(Found {
                 wait,
                 name: e.name.clone(),
+                named: e.named,
             });
         }
     }

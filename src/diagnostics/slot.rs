@@ -110,6 +110,17 @@ impl About {
     }
 }
 
+/// Who waits, where the object waited on numbers its participants: the
+/// report names the waiter by it rather than by its thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Who {
+    /// A `Team`'s seat, or a block's (a seat of a `BlockBarrier`, a
+    /// `launch` thread).
+    Rank(usize),
+    /// A `WarpBarrier`'s lane.
+    Lane(usize),
+}
+
 /// One wait, as its owner recorded it.
 #[derive(Clone)]
 pub(crate) struct Wait {
@@ -120,6 +131,8 @@ pub(crate) struct Wait {
     pub(crate) tag: u64,
     /// The phase waited for (mod 4), or a `WarpBarrier`'s round.
     pub(crate) phase: u64,
+    /// The waiter's rank or lane, where known.
+    pub(crate) who: Option<Who>,
     pub(crate) about: About,
     pub(crate) location: &'static Location<'static>,
     pub(crate) since: Instant,
@@ -192,8 +205,8 @@ impl Slot {
     }
 }
 
-/// The loom model of the protocol (run by loom-tests/tests/diagnostics.rs,
-/// which cannot name the crate's internals): an owner records two waits in
+/// The loom model of the protocol (run by the source repository's loom
+/// crate, which cannot name the crate's internals): an owner records two waits in
 /// turn (its subject, a loom cell, is written before each and "freed" after
 /// the last), while a reader reads the slot twice and reads the subject
 /// while it holds the record. loom finds no read of a half-written record
@@ -231,6 +244,7 @@ pub fn model_a_reader_never_outlives_the_wait() {
             key: 7,
             tag: 0,
             phase: round,
+            who: None,
             about: About::Live(Subject {
                 ptr: std::ptr::null(),
                 describe,

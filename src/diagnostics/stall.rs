@@ -2,7 +2,7 @@
 //! report a person reads (`Display`).
 
 use super::registry::{self, Found};
-use super::slot::About;
+use super::slot::{About, Who};
 use std::fmt;
 use std::panic::Location;
 use std::time::{Duration, Instant};
@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 /// ```text
 /// syncthreads: WarpBarrier stalled in phase 1 (mask 0xf): 3 waiting, the longest for 2.001s
 ///     barrier: WarpBarrier { synced: [1, 1, 1, 0] }
-///     waiting: "lane-0" at src/main.rs:40:18, for 2.001s
-///              "lane-1" at src/main.rs:40:18, for 2.000s
-///              "lane-2" at src/main.rs:40:18, for 2.000s
+///     waiting: lane 0 at src/main.rs:40:18, for 2.001s
+///              lane 1 at src/main.rs:40:18, for 2.000s
+///              lane 2 at src/main.rs:40:18, for 2.000s
 ///     missing: lane 3
 /// ```
 ///
@@ -82,7 +82,7 @@ pub struct Stall {
 /// #         std::thread::sleep(Duration::from_millis(10));
 /// #     };
 /// let waiter: &syncthreads::diagnostics::Waiter = &stall.waiting()[0];
-/// assert!(waiter.name().starts_with("thread ")); // an unnamed scoped thread
+/// assert!(waiter.name().starts_with("ThreadId(")); // an unnamed scoped thread
 /// assert!(waiter.location().file().ends_with(".rs"));
 /// assert!(waiter.waited() > Duration::from_millis(10));
 /// #     drop(barrier.arrive());
@@ -93,6 +93,10 @@ pub struct Stall {
 #[derive(Clone, Debug)]
 pub struct Waiter {
     name: String,
+    /// The thread's given name, when `name` is its rank or lane.
+    thread: Option<String>,
+    /// Whether `name` is a name given to the thread (quoted in the report).
+    named: bool,
     location: &'static Location<'static>,
     waited: Duration,
 }
@@ -145,7 +149,11 @@ impl Stall {
 }
 
 impl Waiter {
-    /// The thread's name, else `thread <id>`; `task` for an async wait.
+    /// Who waits, the way the program knows it: `rank 2` for a seat of a
+    /// `Team` or of a block (a `launch` thread included), `lane 3` for a
+    /// `WarpBarrier`'s lane; else the thread's name if it has one, else its
+    /// id as Rust writes it (`ThreadId(7)`, as `thread::current().id()`
+    /// prints it); `task` for an async wait.
     #[must_use]
     pub fn name(&self) -> &str {
         &self.name
@@ -172,7 +180,11 @@ impl fmt::Display for Stall {
     /// The report: a headline, then the barrier, each waiter and the
     /// missing ranks on lines of their own, indented.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "syncthreads: {} stalled in phase {}", self.kind, self.phase)?;
+        write!(
+            f,
+            "syncthreads: {} stalled in phase {}",
+            self.kind, self.phase
+        )?;
         if let Some(mask) = self.mask {
             write!(f, " (mask {mask:#x})")?;
         }
@@ -193,10 +205,12 @@ impl fmt::Display for Stall {
         }
         for (i, w) in self.waiting.iter().enumerate() {
             let label = if i == 0 { "waiting:" } else { "" };
-            let name = if w.name == "task" {
-                "task".to_owned()
-            } else {
-                format!("{:?}", w.name)
+            // A name the program gave, quoted; a rank, a lane, an id or
+            // `task` as is.
+            let name = match &w.thread {
+                Some(thread) => format!("{} (thread {thread:?})", w.name),
+                None if w.named => format!("{:?}", w.name),
+                None => w.name.clone(),
             };
             writeln!(
                 f,
@@ -207,14 +221,18 @@ impl fmt::Display for Stall {
         let what = if self.mask.is_some() { "lane" } else { "rank" };
         match self.missing.as_deref() {
             None if self.kind == "Barrier" => f.write_str(
-                "    missing: unknown (a Barrier's participants have no ranks; its Debug shows how many arrivals are pending)",
+                "    missing: unknown (a Barrier counts pending arrivals, shown in its Debug, but not whose; \
+                 a Team's seats have ranks that this line names, and threads named with \
+                 std::thread::Builder::name are listed by name)",
             ),
             None => f.write_str(
-                "    missing: unknown (its Debug shows how many arrivals are pending)",
+                "    missing: unknown (a block synced without seats counts pending arrivals, shown in its Debug, \
+                 but not whose; through `BlockBarrier::seat` or `launch` this line names the missing ranks)",
             ),
             Some([]) => write!(
                 f,
-                "    missing: none (every {what} arrived; the phase waits for something else, e.g. a transaction count)"
+                "    missing: none (every {what} arrived: the phase completed and its waiters are returning, \
+                 or it waits for something else, e.g. a transaction count)"
             ),
             Some(missing) => {
                 let list: Vec<String> = missing.iter().map(usize::to_string).collect();
@@ -281,10 +299,23 @@ pub(crate) fn collect(older_than: Duration) -> Scan {
             };
             let mut waiting: Vec<Waiter> = group
                 .iter()
-                .map(|w| Waiter {
-                    name: w.name.clone(),
-                    location: w.wait.location,
-                    waited: now.saturating_duration_since(w.wait.since),
+                .map(|w| {
+                    // Beside a rank, a name the program gave its thread
+                    // (not one the crate gave a `launch` thread).
+                    let given =
+                        (w.named && !w.name.starts_with("syncthreads-")).then(|| w.name.clone());
+                    let (name, thread) = match w.wait.who {
+                        Some(Who::Rank(r)) => (format!("rank {r}"), given),
+                        Some(Who::Lane(l)) => (format!("lane {l}"), given),
+                        None => (w.name.clone(), None),
+                    };
+                    Waiter {
+                        name,
+                        thread,
+                        named: w.named && w.wait.who.is_none(),
+                        location: w.wait.location,
+                        waited: now.saturating_duration_since(w.wait.since),
+                    }
                 })
                 .collect();
             waiting.sort_by_key(|w| std::cmp::Reverse(w.waited));

@@ -154,7 +154,9 @@ impl<F: Completion> Seat<'_, F> {
         let (token, completed) = self.arrive_as(SeatCall::ArriveAndWait, 0);
         if !completed {
             #[cfg(feature = "diagnostics")]
-            let _as = self.team.describe_wait(std::panic::Location::caller());
+            let _as = self
+                .team
+                .describe_seat_wait(std::panic::Location::caller(), self.rank as usize);
             // Its panics name the call the user made.
             let call = "Seat::arrive_and_wait()";
             let done = self
