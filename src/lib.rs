@@ -178,7 +178,7 @@ pub use barrier::Barrier;
 pub use barrier::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 pub use block::{BlockBarrier, BlockSeat};
 pub use completion::Completion;
-pub use launch::{launch, Block};
+pub use launch::{launch, Block, Launcher};
 pub use team::{Seat, Seats, Team};
 pub use token::{ArrivalToken, BarrierWaitResult};
 pub use warp::WarpBarrier;
