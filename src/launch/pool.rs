@@ -459,7 +459,8 @@ fn next_ticket(slot: &Slot, keep_alive: Duration) -> Option<*mut Ticket> {
             word = sleeping();
         }
         if is_ticket(word) {
-            return Some(word);
+            // Without the tag: the launch may have tagged the word already.
+            return Some(word.map_addr(|a| a & !WAITED));
         }
         if word != sleeping() {
             // `SHUTDOWN`.
@@ -494,12 +495,15 @@ fn next_ticket(slot: &Slot, keep_alive: Duration) -> Option<*mut Ticket> {
 }
 
 /// How long a waiter (a worker for its next ticket, a launch for its ranks)
-/// spins before it yields: a block launched per time step finds its
-/// workers polling, and a launch waits for short kernels without a park.
-const SPIN: Duration = Duration::from_micros(50);
+/// spins before it polls between yields: long enough for a partner that is
+/// running to answer, short enough not to hold a core that a descheduled
+/// partner needs (on a busy machine the yields give it the core).
+const SPIN: Duration = Duration::from_micros(4);
 
 /// How long a waiter polls in all (spinning, then yielding) before it parks:
-/// an idle pool burns the CPU for this long after a launch, no longer.
+/// a block launched per time step finds its workers polling, and a launch
+/// waits for short kernels without a park; an idle pool burns the CPU for
+/// this long after a launch, no longer.
 const POLL: Duration = Duration::from_micros(1000);
 
 /// Polls `done` for up to [`POLL`]: true once it holds, false when it is
