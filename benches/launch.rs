@@ -1,6 +1,9 @@
 //! What a `launch` costs on the warm pool, beside its peers, in one run:
 //!
 //! - `launch`: `launch(T, |b| b.sync())`, round trip (rank 0 is the caller);
+//! - `cold`: the same on a new `Launcher` (spawning its `T - 1` threads,
+//!   joined at its drop): what a launch costs once its pool threads have
+//!   left after the keep-alive;
 //! - `scope`: `std::thread::scope` spawning `T` threads round a std `Barrier`
 //!   (what `launch` cost before it had a pool);
 //! - `rayon`: rayon's `broadcast` on a `T`-thread pool round a std `Barrier`;
@@ -117,6 +120,18 @@ fn launch_round_trip(o: &Opts, t: usize) -> Vec<f64> {
         let start = Instant::now();
         for _ in 0..n {
             black_box(launch(t, |b| b.sync()));
+        }
+        start.elapsed()
+    })
+}
+
+/// A launch on a pool without threads: spawn, run, join.
+fn cold_round_trip(o: &Opts, t: usize) -> Vec<f64> {
+    measure(o, |n| {
+        let start = Instant::now();
+        for _ in 0..n {
+            let launcher = syncthreads::Launcher::new();
+            black_box(launcher.launch(t, |b| b.sync()));
         }
         start.elapsed()
     })
@@ -269,6 +284,7 @@ fn main() {
         println!("pass {pass}");
         for (&t, pool) in o.threads.iter().zip(&pools) {
             let l = row("launch", t, &launch_round_trip(&o, t));
+            row("cold", t, &cold_round_trip(&o, t));
             let s = row("scope", t, &scope_round_trip(&o, t));
             let r = row("rayon", t, &rayon_round_trip(&o, pool, t));
             let omp = o.omp.as_deref().and_then(|p| omp_round_trip(p, t));
