@@ -599,3 +599,5 @@ fn run<R>(
         }
     }
 }
+
+static_assertions::assert_impl_all!(Launcher: Send, Sync, std::panic::RefUnwindSafe);

@@ -7,8 +7,10 @@
 
 mod common;
 use common::{model_bounded, model_reaching, panic_message, quiet_expected_panics, Slots};
+use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::Arc;
 use loom::thread::{self, ThreadId};
+use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use syncthreads::Launcher;
 
@@ -23,7 +25,10 @@ fn write_rank(launcher: &Launcher, cells: &Slots) -> Vec<ThreadId> {
 #[test]
 fn a_launch_races_a_pool_threads_idle_exit() {
     model_reaching(
-        &["claimed the idle worker", "the worker had left: spawned anew"],
+        &[
+            "claimed the idle worker",
+            "the worker had left: spawned anew",
+        ],
         |reach| {
             let launcher = Launcher::new();
             let cells = Slots::new(2);
@@ -49,31 +54,75 @@ fn a_launch_races_a_pool_threads_idle_exit() {
     );
 }
 
+/// [`model_bounded`] at `max` preemptions, failing unless every one of
+/// `cases` came up in some execution (as `model_reaching` does at the
+/// suite's bound).
+fn model_bounded_reaching(
+    max: usize,
+    cases: &'static [&'static str],
+    f: impl Fn(&dyn Fn(&'static str)) + Sync + Send + 'static,
+) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
+    let record = std::sync::Arc::clone(&seen);
+    model_bounded(max, move || {
+        f(&|case| {
+            assert!(cases.contains(&case), "`{case}` is not a case of the model");
+            record.lock().unwrap().insert(case);
+        })
+    });
+    let seen = seen.lock().unwrap();
+    for case in cases {
+        assert!(
+            seen.contains(case),
+            "loom never reached the case `{case}` (reached: {seen:?})"
+        );
+    }
+}
+
 #[test]
 fn two_launches_race_for_the_same_idle_thread() {
-    model_reaching(
+    // Bounded at 1: five threads (two callers, the idle worker and up to two
+    // spawned ones); one preemption already reaches all three cases.
+    model_bounded_reaching(
+        1,
         &[
             "the other thread's launch claimed it",
             "this thread's launch claimed it",
             "it had left: both spawned",
         ],
-        |reach| {
+        |case| {
             let launcher = Arc::new(Launcher::new());
             let idle = launcher.launch(2, |_| thread::current().id())[1];
-            let other = {
-                let launcher = Arc::clone(&launcher);
-                thread::spawn(move || launcher.launch(2, |_| thread::current().id())[1])
+            // Each launch's rank 0 waits until both launches run their
+            // kernels: the launches overlap, so both claimed a worker
+            // (rank 0 runs after its launch's claims) before either ends.
+            let started = Arc::new(AtomicUsize::new(0));
+            let overlapping = |launcher: &Launcher, started: &AtomicUsize| {
+                launcher.launch(2, |block| {
+                    if block.thread_rank() == 0 {
+                        // Relaxed: a rendezvous, no data rides on it.
+                        started.fetch_add(1, Ordering::Relaxed);
+                        while started.load(Ordering::Relaxed) < 2 {
+                            thread::yield_now();
+                        }
+                    }
+                    thread::current().id()
+                })[1]
             };
-            let mine = launcher.launch(2, |_| thread::current().id())[1];
+            let other = {
+                let (launcher, started) = (Arc::clone(&launcher), Arc::clone(&started));
+                thread::spawn(move || overlapping(&launcher, &started))
+            };
+            let mine = overlapping(&launcher, &started);
             let other = other.join().unwrap();
             // Never one worker for two launches at once.
             assert_ne!(mine, other);
             if other == idle {
-                reach.case("the other thread's launch claimed it");
+                case("the other thread's launch claimed it");
             } else if mine == idle {
-                reach.case("this thread's launch claimed it");
+                case("this thread's launch claimed it");
             } else {
-                reach.case("it had left: both spawned");
+                case("it had left: both spawned");
             }
         },
     );
