@@ -6,9 +6,10 @@
 //! alone: loom's cells fail the model on an unordered access.
 
 mod common;
-use common::{model_bounded, model_reaching, panic_message, quiet_expected_panics, Slots};
-use loom::sync::atomic::{AtomicUsize, Ordering};
-use loom::sync::Arc;
+use common::{
+    model_bounded, model_reaching, model_with, panic_message, quiet_expected_panics, Slots,
+};
+use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread::{self, ThreadId};
 use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -54,7 +55,7 @@ fn a_launch_races_a_pool_threads_idle_exit() {
     );
 }
 
-/// [`model_bounded`] at `max` preemptions, failing unless every one of
+/// A model at `max` preemptions, failing unless every one of
 /// `cases` came up in some execution (as `model_reaching` does at the
 /// suite's bound).
 fn model_bounded_reaching(
@@ -64,7 +65,7 @@ fn model_bounded_reaching(
 ) {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
     let record = std::sync::Arc::clone(&seen);
-    model_bounded(max, move || {
+    model_with(max, None, move || {
         f(&|case| {
             assert!(cases.contains(&case), "`{case}` is not a case of the model");
             record.lock().unwrap().insert(case);
@@ -93,29 +94,30 @@ fn two_launches_race_for_the_same_idle_thread() {
         |case| {
             let launcher = Arc::new(Launcher::new());
             let idle = launcher.launch(2, |_| thread::current().id())[1];
-            // Each launch's rank 0 waits until both launches run their
-            // kernels: the launches overlap, so both claimed a worker
-            // (rank 0 runs after its launch's claims) before either ends.
-            let started = Arc::new(AtomicUsize::new(0));
-            let overlapping = |launcher: &Launcher, started: &AtomicUsize| {
+            // The two rank 1s meet before either returns: they run on two
+            // threads at once (one worker handed both launches would never
+            // reach the second, and loom would report the deadlock).
+            let met = Arc::new((Mutex::new(0), Condvar::new()));
+            let overlapping = |launcher: &Launcher, met: &(Mutex<usize>, Condvar)| {
                 launcher.launch(2, |block| {
-                    if block.thread_rank() == 0 {
-                        // Relaxed: a rendezvous, no data rides on it.
-                        started.fetch_add(1, Ordering::Relaxed);
-                        while started.load(Ordering::Relaxed) < 2 {
-                            thread::yield_now();
+                    if block.thread_rank() == 1 {
+                        let (count, cond) = met;
+                        let mut count = count.lock().unwrap();
+                        *count += 1;
+                        cond.notify_all();
+                        while *count < 2 {
+                            count = cond.wait(count).unwrap();
                         }
                     }
                     thread::current().id()
                 })[1]
             };
             let other = {
-                let (launcher, started) = (Arc::clone(&launcher), Arc::clone(&started));
-                thread::spawn(move || overlapping(&launcher, &started))
+                let (launcher, met) = (Arc::clone(&launcher), Arc::clone(&met));
+                thread::spawn(move || overlapping(&launcher, &met))
             };
-            let mine = overlapping(&launcher, &started);
+            let mine = overlapping(&launcher, &met);
             let other = other.join().unwrap();
-            // Never one worker for two launches at once.
             assert_ne!(mine, other);
             if other == idle {
                 case("the other thread's launch claimed it");

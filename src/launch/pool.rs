@@ -76,6 +76,9 @@ pub(super) struct Ticket {
     pub(super) run: unsafe fn(*const (), usize),
     /// The rank this worker takes.
     pub(super) rank: usize,
+    /// Whether the machine had more block threads than cores when the
+    /// launch began: waiters then give the cores away at once.
+    crowded: bool,
 }
 
 /// `IDLE`: the worker polls the word for a ticket.
@@ -233,7 +236,15 @@ impl Pool {
         run: unsafe fn(*const (), usize),
         abort: &dyn Fn(),
     ) -> Result<(), SpawnFailed> {
-        let tickets: Vec<Ticket> = (1..threads).map(|rank| Ticket { job, run, rank }).collect();
+        let crowded = Crowd::enter(threads);
+        let tickets: Vec<Ticket> = (1..threads)
+            .map(|rank| Ticket {
+                job,
+                run,
+                rank,
+                crowded: crowded.crowded,
+            })
+            .collect();
         let mut claimed: Vec<Arc<Slot>> = Vec::with_capacity(tickets.len());
         // From here on the slots in `claimed` hold pointers into `tickets`:
         // the guard waits for them however this frame is left.
@@ -371,15 +382,15 @@ struct WaitAll<'a> {
 impl Drop for WaitAll<'_> {
     fn drop(&mut self) {
         for (slot, ticket) in self.claimed.iter().zip(self.tickets) {
-            wait_done(slot, ptr::from_ref(ticket).cast_mut());
+            wait_done(slot, ptr::from_ref(ticket).cast_mut(), ticket.crowded);
         }
     }
 }
 
 /// Returns once `slot`'s word no longer holds `ticket` (point 3).
-fn wait_done(slot: &Slot, ticket: *mut Ticket) {
+fn wait_done(slot: &Slot, ticket: *mut Ticket, crowded: bool) {
     // Acquire: the worker's `Release` swap published the rank's outcome.
-    if poll(|| slot.word.load(Ordering::Acquire) != ticket) {
+    if poll(crowded, || slot.word.load(Ordering::Acquire) != ticket) {
         return;
     }
     let tagged = ticket.map_addr(|a| a | WAITED);
@@ -409,11 +420,14 @@ fn wait_done(slot: &Slot, ticket: *mut Ticket) {
 
 /// A worker: runs the tickets handed to its slot until it leaves.
 fn work(slot: &Slot, keep_alive: Duration) {
-    while let Some(ticket) = next_ticket(slot, keep_alive) {
+    let mut crowded = false;
+    while let Some(ticket) = next_ticket(slot, keep_alive, crowded) {
         // SAFETY: a ticket in the word lives until the word leaves it
         // (module docs, the scoped borrow), and the word holds it until the
         // swap below; its fields are read before that swap.
         let (job, run, rank) = unsafe { ((*ticket).job, (*ticket).run, (*ticket).rank) };
+        // SAFETY: as above.
+        crowded = unsafe { (*ticket).crowded };
         let abort = AbortOnUnwind;
         // SAFETY: the launch promised (`Pool::run`) that each rank may run
         // on any thread while it waits, and we hold this rank's ticket.
@@ -440,12 +454,12 @@ impl Drop for AbortOnUnwind {
 
 /// The worker's wait for its next ticket: it polls, then parks; `None`
 /// once it leaves (keep-alive passed, or the pool shut down).
-fn next_ticket(slot: &Slot, keep_alive: Duration) -> Option<*mut Ticket> {
+fn next_ticket(slot: &Slot, keep_alive: Duration, crowded: bool) -> Option<*mut Ticket> {
     loop {
         // Acquire: the claim's `Release` CAS published the ticket.
         let mut word = slot.word.load(Ordering::Acquire);
         if word == idle() {
-            if poll(|| slot.word.load(Ordering::Relaxed) != idle()) {
+            if poll(crowded, || slot.word.load(Ordering::Relaxed) != idle()) {
                 continue;
             }
             // Relaxed: only the sentinel changes; a failure re-reads.
@@ -506,15 +520,27 @@ const SPIN: Duration = Duration::from_micros(4);
 /// this long after a launch, no longer.
 const POLL: Duration = Duration::from_micros(1000);
 
-/// Polls `done` for up to [`POLL`]: true once it holds, false when it is
-/// time to park. Under the model checkers, one poll.
-fn poll(mut done: impl FnMut() -> bool) -> bool {
+/// How long a waiter polls, yielding between polls, when the launches
+/// running hold more block threads than the machine has cores: a core
+/// spent polling is one a runnable thread of some block lacks, so the
+/// waiter only lets the threads it waits for run once, then parks.
+const POLL_CROWDED: Duration = Duration::from_micros(50);
+
+/// Polls `done` for up to [`POLL`] (or [`POLL_CROWDED`] if `crowded`):
+/// true once it holds, false when it is time to park. Under the model
+/// checkers, one poll.
+fn poll(crowded: bool, mut done: impl FnMut() -> bool) -> bool {
     if done() {
         return true;
     }
     if sync::MODEL {
         return false;
     }
+    let (spin, budget) = if crowded {
+        (Duration::ZERO, POLL_CROWDED)
+    } else {
+        (SPIN, POLL)
+    };
     let start = Instant::now();
     loop {
         for _ in 0..64 {
@@ -524,13 +550,49 @@ fn poll(mut done: impl FnMut() -> bool) -> bool {
             }
         }
         let waited = start.elapsed();
-        if waited >= POLL {
+        if waited >= budget {
             return false;
         }
-        if waited >= SPIN {
+        if waited >= spin {
             sync::yield_now();
         }
     }
+}
+
+/// The block threads of the launches running now, in the whole process:
+/// a hint for the waiters (whether polling pays), no part of any launch's
+/// synchronization, so a plain std atomic under the model checkers too.
+static RUNNING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One launch's share of [`RUNNING`], given back on drop.
+struct Crowd {
+    threads: usize,
+    crowded: bool,
+}
+
+impl Crowd {
+    fn enter(threads: usize) -> Crowd {
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let cores = *CORES.get_or_init(|| thread_cores());
+        // Relaxed: a hint; no data rides on it.
+        let running = RUNNING.fetch_add(threads, std::sync::atomic::Ordering::Relaxed) + threads;
+        Crowd {
+            threads,
+            crowded: running > cores,
+        }
+    }
+}
+
+impl Drop for Crowd {
+    fn drop(&mut self) {
+        // Relaxed: as in `enter`.
+        RUNNING.fetch_sub(self.threads, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The cores this process may run on.
+fn thread_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 /// The default pool, behind the free function `launch`.
