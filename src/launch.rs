@@ -1,6 +1,7 @@
 //! `launch` and `Block`: a CUDA thread block on CPU threads.
 //!
-//! `launch(n, kernel)` runs `kernel` on `n` scoped threads sharing one
+//! `launch(n, kernel)` runs `kernel` on `n` threads (the caller as rank 0,
+//! and `n - 1` threads of a persistent pool) sharing one
 //! [`BlockBarrier`], each syncing through its own [`BlockSeat`] (so a large
 //! block gets the team's combining tree; a thread whose kernel returns early
 //! leaves the block). A thread whose kernel panics poisons that barrier, so
@@ -8,16 +9,22 @@
 //! ended, `launch` re-raises the root cause: the first panic caught that is
 //! not a thread's quiet leave of the poisoned block, with its payload.
 //!
-//! Spawning is here; how the threads' panics are reported and which one
-//! `launch` re-raises is in `launch/root_cause.rs`.
+//! The job of one launch (its kernel, barrier and outcomes, on the
+//! caller's stack) is here, with the public `Launcher`; how the job's ranks
+//! reach pool threads and come back is in `launch/pool.rs`; how the threads'
+//! panics are reported and which one `launch` re-raises is in
+//! `launch/root_cause.rs`.
 
 use crate::block::{BlockBarrier, BlockSeat};
 use crate::op::{self, PoisonedQuietly};
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering, UnsafeCell};
+use pool::{Config, Pool};
 use root_cause::Outcome;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
+use std::time::Duration;
 
+mod pool;
 mod root_cause;
 
 /// One thread's handle on its block, handed to the kernel by [`launch`]: the
@@ -197,13 +204,22 @@ impl fmt::Debug for Block<'_> {
 /// results in rank order: a CUDA kernel launch of one block, on CPU threads.
 ///
 /// Each thread gets a [`Block`] with its rank and the block's shared
-/// [`BlockBarrier`]. The threads are scoped, so `kernel` may borrow from the
-/// caller; it must be `Fn + Sync` since all threads call it at once.
+/// [`BlockBarrier`]. The calling thread runs rank 0; ranks `1 .. threads` run
+/// on threads of a process-wide pool (see [`Launcher`] for the pool: its
+/// growth, its idle threads' keep-alive, their names, and their
+/// thread-locals). `launch` returns only once every rank has ended, so
+/// `kernel` may borrow from the caller, as with [`std::thread::scope`]; it
+/// must be `Fn + Sync` since all threads call it at once.
+///
+/// Launches may run at once from several threads, and a kernel may itself
+/// `launch`: a launch only ever takes idle pool threads (or adds threads to
+/// the pool), never waits for a busy one, so neither can deadlock.
 ///
 /// # Panics
 ///
-/// If `threads` is not in `1 ..= Barrier::MAX`, or if a thread cannot be
-/// spawned. If a kernel panics, the block's barrier is poisoned, so the other
+/// If `threads` is not in `1 ..= Barrier::MAX`, or if the pool must grow and
+/// a thread cannot be spawned (then the ranks already started are made to
+/// end, through the poisoned barrier, before `launch` panics). If a kernel panics, the block's barrier is poisoned, so the other
 /// threads unwind out of their `sync*` calls rather than hang; `launch` waits
 /// for every thread to end and then resumes the root cause: the first panic
 /// that is not itself a poisoned-barrier panic, with its original payload
@@ -261,57 +277,327 @@ where
         "the thread count",
         threads,
     );
-    let barrier = BlockBarrier::new(threads);
-    let caught = AtomicU64::new(0);
-    let (outcomes, spawn_error) = std::thread::scope(|s| {
-        let mut handles = Vec::with_capacity(threads);
-        let mut spawn_error = None;
-        for rank in 0..threads {
-            let block = Block {
-                rank,
-                seat: barrier.seat(rank),
-            };
-            let (kernel, caught) = (&kernel, &caught);
-            let spawned = std::thread::Builder::new()
-                .name(format!("syncthreads-block-{rank}"))
-                .spawn_scoped(s, move || run(&block, kernel, caught));
-            match spawned {
-                Ok(handle) => handles.push(handle),
-                Err(error) => {
-                    // The threads already running would wait forever for
-                    // this one in their next sync: let them panic out.
-                    barrier.poison();
-                    spawn_error = Some((rank, error));
-                    break;
-                }
-            }
+    run_on(pool::default_pool(), threads, &kernel)
+}
+
+/// Configures the threads that run [`launch`]es, as [`std::thread::Builder`]
+/// configures one thread: their stack size and names, and how long they
+/// stay idle before they leave. A `Launcher` owns a private pool; the free
+/// function [`launch`] uses a process-wide default one.
+///
+/// # The pool
+///
+/// - **Growth.** A launch of `n` threads runs rank 0 on the calling thread
+///   and takes `n - 1` idle pool threads; if there are fewer, it spawns the
+///   rest, and they stay in the pool. It never waits for a busy pool thread,
+///   so launches from several threads at once, and launches from inside a
+///   kernel, each get threads of their own.
+/// - **Idle threads.** A pool thread whose rank ended polls for its next
+///   rank for about a millisecond (so a block launched per time step finds
+///   it awake), then parks, burning no CPU. After [`keep_alive`]
+///   (by default [`Launcher::DEFAULT_KEEP_ALIVE`], 5 s) parked, it leaves
+///   the pool and its OS thread exits; a later launch spawns a new one. So
+///   a program that launches at least every few seconds never pays the
+///   spawn again, and an idle process holds no extra thread after a while.
+/// - **Names.** Pool threads are named `prefix-1`, `prefix-2`, ... (the
+///   number is the thread's place in the pool; a thread that replaces one
+///   that left gets its number). The default prefix is `syncthreads-block`,
+///   so debuggers, `top -H` (which shows the first 15 bytes) and the stall
+///   reports of the `diagnostics` feature show them. Rank 0 runs on the
+///   caller and reports under the caller's name.
+/// - **Thread-locals.** A pool thread runs many launches' ranks, one after
+///   another, so its thread-local variables keep their values from one
+///   launch to the next, as on any thread pool (rayon, OpenMP); a kernel
+///   must not assume they start fresh, nor that a rank lands on the same
+///   thread twice.
+/// - **Drop.** Dropping a `Launcher` tells its threads to leave and joins
+///   them: no thread of its pool outlives it. (No launch can be running on
+///   it then: a launch borrows the `Launcher`.)
+///
+/// A kernel that blocks forever blocks its launch, as on a GPU; its pool
+/// threads stay busy, and other launches get other threads.
+///
+/// [`keep_alive`]: Launcher::keep_alive
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let launcher = syncthreads::Launcher::new()
+///     .name_prefix("solver")
+///     .stack_size(4 << 20)
+///     .keep_alive(Duration::from_secs(1));
+/// let names = launcher.launch(3, |block| {
+///     block.sync();
+///     std::thread::current().name().map(str::to_owned)
+/// });
+/// // Rank 0 ran on this thread; ranks 1 and 2 on the launcher's pool.
+/// assert_eq!(names[0].as_deref(), std::thread::current().name());
+/// assert!(names[1..].iter().all(|n| n.as_deref().unwrap().starts_with("solver-")));
+/// drop(launcher); // joins the pool's threads
+/// ```
+pub struct Launcher {
+    pool: Pool,
+}
+
+impl Launcher {
+    /// How long an idle pool thread stays parked before it leaves the pool,
+    /// unless [`keep_alive`](Launcher::keep_alive) says otherwise: long
+    /// enough that a program launching every few seconds keeps its threads
+    /// (a spawn costs far more than a launch on a warm pool), short enough
+    /// that an idle process gives its threads back soon.
+    pub const DEFAULT_KEEP_ALIVE: Duration = pool::DEFAULT_KEEP_ALIVE;
+
+    /// A launcher with a private pool, no threads yet: default stack size
+    /// (std's), names `syncthreads-block-N`, keep-alive
+    /// [`DEFAULT_KEEP_ALIVE`](Launcher::DEFAULT_KEEP_ALIVE).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let launcher = syncthreads::Launcher::new();
+    /// assert_eq!(launcher.launch(2, |block| block.thread_rank()), [0, 1]);
+    /// ```
+    #[must_use]
+    pub fn new() -> Launcher {
+        Launcher {
+            pool: Pool::new(Config::default()),
         }
-        let outcomes: Vec<Outcome<R>> = handles
-            .into_iter()
-            // `run` catches the kernel's panic, so a thread itself never panics.
-            .map(|handle| handle.join().unwrap_or_else(|e| panic::resume_unwind(e)))
-            .collect();
-        (outcomes, spawn_error)
-    });
-    if let Some((rank, error)) = spawn_error {
-        panic!("syncthreads: launch({threads}, _): could not spawn thread {rank}: {error}");
     }
+
+    /// The stack size of the pool's threads, in bytes, as
+    /// [`std::thread::Builder::stack_size`]. Rank 0 runs on the caller's
+    /// stack.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let launcher = syncthreads::Launcher::new().stack_size(8 << 20);
+    /// let deep = launcher.launch(2, |_| {
+    ///     let big = [1u8; 4 << 20]; // fits in the pool threads' 8 MiB
+    ///     std::hint::black_box(&big).len()
+    /// });
+    /// # let _ = deep;
+    /// ```
+    #[must_use]
+    pub fn stack_size(mut self, bytes: usize) -> Launcher {
+        self.pool.config_mut().stack_size = Some(bytes);
+        self
+    }
+
+    /// The prefix of the pool threads' names: they are `prefix-1`,
+    /// `prefix-2`, ... (see [the pool](Launcher#the-pool)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let launcher = syncthreads::Launcher::new().name_prefix("heat");
+    /// let names = launcher.launch(2, |_| std::thread::current().name().map(str::to_owned));
+    /// assert_eq!(names[1].as_deref(), Some("heat-1"));
+    /// ```
+    #[must_use]
+    pub fn name_prefix(mut self, prefix: impl Into<String>) -> Launcher {
+        self.pool.config_mut().name_prefix = prefix.into();
+        self
+    }
+
+    /// How long an idle pool thread stays parked before it leaves the pool
+    /// (see [the pool](Launcher#the-pool)); `Duration::ZERO` makes threads
+    /// leave as soon as they have polled for a next launch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let launcher = syncthreads::Launcher::new().keep_alive(Duration::from_millis(100));
+    /// launcher.launch(4, |block| block.sync());
+    /// assert!(launcher.live_threads() <= 3);
+    /// ```
+    #[must_use]
+    pub fn keep_alive(mut self, idle: Duration) -> Launcher {
+        self.pool.config_mut().keep_alive = idle;
+        self
+    }
+
+    /// Runs `kernel` on a block of `threads` threads, the caller as rank 0
+    /// and this launcher's pool threads as the others: [`launch`], on this
+    /// launcher's pool.
+    ///
+    /// # Panics
+    ///
+    /// As [`launch`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let launcher = syncthreads::Launcher::new();
+    /// for step in 0..3 {
+    ///     let sums = launcher.launch(4, |block| block.sync_count(block.thread_rank() < step));
+    ///     assert_eq!(sums, [step; 4]);
+    /// }
+    /// ```
+    #[track_caller]
+    pub fn launch<R, F>(&self, threads: usize, kernel: F) -> Vec<R>
+    where
+        F: Fn(&Block<'_>) -> R + Sync,
+        R: Send,
+    {
+        op::participants(
+            format_args!("Launcher::launch({threads}, _)"),
+            "the thread count",
+            threads,
+        );
+        run_on(&self.pool, threads, &kernel)
+    }
+
+    /// How many threads this launcher's pool holds now, busy or idle (not
+    /// counting callers running rank 0); threads that left after the
+    /// keep-alive are not counted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let launcher = syncthreads::Launcher::new();
+    /// assert_eq!(launcher.live_threads(), 0);
+    /// launcher.launch(3, |block| block.sync());
+    /// assert!(launcher.live_threads() <= 2); // 2, unless one left already
+    /// ```
+    #[must_use]
+    pub fn live_threads(&self) -> usize {
+        self.pool.live()
+    }
+}
+
+impl Default for Launcher {
+    fn default() -> Launcher {
+        Launcher::new()
+    }
+}
+
+impl fmt::Debug for Launcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let config = self.pool.config();
+        f.debug_struct("Launcher")
+            .field("stack_size", &config.stack_size)
+            .field("name_prefix", &config.name_prefix)
+            .field("keep_alive", &config.keep_alive)
+            .field("live_threads", &self.live_threads())
+            .finish()
+    }
+}
+
+impl Drop for Launcher {
+    fn drop(&mut self) {
+        self.pool.shut_down();
+    }
+}
+
+/// One launch: what every rank shares, in the launching thread's frame.
+struct Job<'k, F, R> {
+    kernel: &'k F,
+    barrier: BlockBarrier,
+    /// Numbers the panics as they are caught (`root_cause`).
+    caught: AtomicU64,
+    /// Rank `r`'s outcome, written once by the thread running rank `r`,
+    /// read by the launching thread after every rank has ended.
+    outcomes: Box<[UnsafeCell<Option<Outcome<R>>>]>,
+}
+
+/// Runs the block on `pool` and returns the results or resumes the root
+/// cause. `threads` is in range.
+#[track_caller]
+fn run_on<R, F>(pool: &Pool, threads: usize, kernel: &F) -> Vec<R>
+where
+    F: Fn(&Block<'_>) -> R + Sync,
+    R: Send,
+{
+    let job = Job {
+        kernel,
+        barrier: BlockBarrier::new(threads),
+        caught: AtomicU64::new(0),
+        outcomes: (0..threads).map(|_| UnsafeCell::new(None)).collect(),
+    };
+    // SAFETY: `run_rank::<F, R>` on `&job` may run on any thread, for every
+    // rank at once, while `Pool::run` lasts: `job` outlives that call (this
+    // frame), `F: Sync` makes `&F` usable from other threads, `R: Send` lets
+    // each rank's result travel back here, and the rest of `job` is `Sync`
+    // (atomics; each outcome cell written by one rank only, read here only
+    // after `Pool::run` returned, which the pool orders after the rank's
+    // write). `run_rank` catches the kernel's panics, so it never unwinds.
+    let ran = unsafe {
+        pool.run(
+            threads,
+            std::ptr::from_ref(&job).cast(),
+            run_rank::<F, R>,
+            &|| job.barrier.poison(),
+        )
+    };
+    if let Err(failed) = ran {
+        panic!(
+            "syncthreads: launch({threads}, _): could not spawn thread {}: {}",
+            failed.rank, failed.error
+        );
+    }
+    let outcomes = Vec::from(job.outcomes)
+        .into_iter()
+        .map(|cell| {
+            // SAFETY: every rank has ended (`Pool::run` returned); `into_inner`
+            // is not on the facade's cell, so take through its pointer.
+            cell.with_mut(|p| unsafe { (*p).take() })
+                .expect("every rank records its outcome")
+        })
+        .collect();
     root_cause::results_or_resume(outcomes)
 }
 
-/// One thread of the block: runs the kernel, and on a panic poisons the
-/// barrier and hands the payload back.
-fn run<R>(block: &Block<'_>, kernel: &impl Fn(&Block<'_>) -> R, caught: &AtomicU64) -> Outcome<R> {
-    match panic::catch_unwind(AssertUnwindSafe(|| kernel(block))) {
+/// Rank `rank` of the job at `job`: runs the kernel and records its outcome.
+///
+/// # Safety
+///
+/// `job` points to a live `Job<'_, F, R>` whose rank `rank` runs nowhere
+/// else, and outlives this call.
+unsafe fn run_rank<F, R>(job: *const (), rank: usize)
+where
+    F: Fn(&Block<'_>) -> R + Sync,
+    R: Send,
+{
+    // SAFETY: the caller's promise.
+    let job = unsafe { &*job.cast::<Job<'_, F, R>>() };
+    let outcome = run(&job.barrier, rank, job.kernel, &job.caught);
+    // SAFETY: only rank `rank` writes this cell, and the launching thread
+    // reads it only after this rank has ended.
+    job.outcomes[rank].with_mut(|p| unsafe { *p = Some(outcome) });
+}
+
+/// One thread of the block: takes its seat, runs the kernel, and on a panic
+/// poisons the barrier and hands the payload back.
+fn run<R>(
+    barrier: &BlockBarrier,
+    rank: usize,
+    kernel: &impl Fn(&Block<'_>) -> R,
+    caught: &AtomicU64,
+) -> Outcome<R> {
+    // The seat lives past the catch: a panicking kernel's seat is dropped
+    // after the barrier is poisoned, so it does not leave the block as if
+    // the kernel had returned.
+    let block = Block {
+        rank,
+        seat: barrier.seat(rank),
+    };
+    match panic::catch_unwind(AssertUnwindSafe(|| kernel(&block))) {
         Ok(r) => Outcome::Returned(r),
         Err(payload) => {
             // Relaxed: an RMW, so the panics get distinct numbers under any
             // ordering; no data rides on the number (the payload travels
-            // through the thread's join, which orders it).
+            // with the rank's outcome, which the pool orders).
             let order = caught.fetch_add(1, Ordering::Relaxed);
             let poisoned = op::is_poisoned_panic(&*payload);
-            block.barrier().poison();
+            barrier.poison();
             Outcome::Panicked(order, poisoned, payload)
         }
     }
 }
+
+static_assertions::assert_impl_all!(Launcher: Send, Sync, std::panic::RefUnwindSafe);

@@ -52,7 +52,9 @@
 //!   threads that know their rank sync through a [`BlockSeat`] (its `Team`).
 //! - [`WarpBarrier`]: `__syncwarp(mask)` for up to 64 lanes.
 //! - [`launch`] and [`Block`]: run a closure on a CPU "thread block", with
-//!   `thread_rank()`, `size()` and `sync()` as in `cooperative_groups`.
+//!   `thread_rank()`, `size()` and `sync()` as in `cooperative_groups`; the
+//!   caller is rank 0 and persistent pool threads the others ([`Launcher`]
+//!   configures them), so a block per time step is cheap.
 //! - `diagnostics` (cargo feature `diagnostics`): `stalls()`, with its
 //!   `Stall` and `Waiter`, and the divergent-`__syncthreads` check (see
 //!   "Debugging a hang" below).
@@ -194,7 +196,7 @@ pub use barrier::Barrier;
 pub use barrier::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 pub use block::{BlockBarrier, BlockSeat};
 pub use completion::Completion;
-pub use launch::{launch, Block};
+pub use launch::{launch, Block, Launcher};
 pub use team::{Seat, Seats, Team};
 pub use token::{ArrivalToken, BarrierWaitResult};
 pub use warp::WarpBarrier;

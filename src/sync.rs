@@ -8,7 +8,7 @@
 //!
 //! The parking backend follows the same switch in [`crate::park`].
 
-#[cfg(all(feature = "diagnostics", not(any(loom, shuttle))))]
+#[cfg(not(any(loom, shuttle)))]
 pub(crate) use std::sync::atomic::AtomicPtr;
 #[cfg(not(any(loom, shuttle)))]
 pub(crate) use std::{
@@ -17,7 +17,7 @@ pub(crate) use std::{
     thread_local,
 };
 
-#[cfg(all(feature = "diagnostics", loom))]
+#[cfg(loom)]
 pub(crate) use loom::sync::atomic::AtomicPtr;
 #[cfg(loom)]
 pub(crate) use loom::{
@@ -49,7 +49,7 @@ macro_rules! loom_thread_local {
 #[cfg(loom)]
 pub(crate) use loom_thread_local as thread_local;
 
-#[cfg(all(feature = "diagnostics", shuttle))]
+#[cfg(shuttle)]
 pub(crate) use shuttle::sync::atomic::AtomicPtr;
 #[cfg(shuttle)]
 pub(crate) use shuttle::{

@@ -35,7 +35,11 @@ fn report() -> String {
     let stuck = Mutex::new(stuck);
     watchdog(60, String::new, || {
         std::thread::scope(|s| {
-            s.spawn(|| launch(4, |block| kernel(block, &stuck)));
+            // Rank 0 runs on the launching thread, named as a program's would be.
+            let caller = std::thread::Builder::new().name("main".into());
+            caller
+                .spawn_scoped(s, || launch(4, |block| kernel(block, &stuck)))
+                .unwrap();
             let start = Instant::now();
             let stall: Stall = loop {
                 let found = stalls(Duration::from_millis(250));

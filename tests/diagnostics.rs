@@ -434,10 +434,12 @@ fn a_stalled_block_is_reported_as_the_block() {
     let _serial = serial();
     let (go, wait) = mpsc::channel::<()>();
     let wait = Mutex::new(wait);
-    let line = line!() + 9;
+    let line = line!() + 11;
     watchdog(60, String::new, || {
         std::thread::scope(|s| {
-            s.spawn(|| {
+            // Rank 0 runs on the launching thread, the others on the pool.
+            let caller = std::thread::Builder::new().name("caller".into());
+            let launched = caller.spawn_scoped(s, || {
                 launch(4, |block| {
                     if block.thread_rank() == 2 {
                         // Held back until the test has looked.
@@ -446,6 +448,7 @@ fn a_stalled_block_is_reported_as_the_block() {
                     block.sync();
                 })
             });
+            launched.unwrap();
             let stall = stall_of("BlockBarrier", 3);
             assert_eq!(stall.phase(), 0);
             let mut names: Vec<&str> = stall.waiting().iter().map(|w| w.name()).collect();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{mix, panic_message as message, panic_of as panic_message, watchdog};
+use common::{mix, panic_message as message, panic_of as panic_message, scaled, watchdog};
 use syncthreads::{launch, Block};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -52,22 +52,22 @@ fn kernel_checks(threads: usize, rounds: u64) {
 
 #[test]
 fn launch_one_thread() {
-    kernel_checks(1, 1_000);
+    kernel_checks(1, scaled(1_000, 20) as u64);
 }
 
 #[test]
 fn launch_two_threads() {
-    kernel_checks(2, 1_000);
+    kernel_checks(2, scaled(1_000, 20) as u64);
 }
 
 #[test]
 fn launch_sixteen_threads() {
-    kernel_checks(16, 100);
+    kernel_checks(scaled(16, 6), scaled(100, 3) as u64);
 }
 
 #[test]
 fn launch_sixty_four_threads() {
-    kernel_checks(64, 20);
+    kernel_checks(scaled(64, 10), scaled(20, 2) as u64);
 }
 
 #[test]
@@ -216,8 +216,9 @@ fn block_debug_shows_rank_and_size() {
 /// threads.)
 #[test]
 fn a_panic_in_launch_zeroes_a_slow_threads_sync_count() {
-    const THREADS: usize = 64;
-    const LAUNCHES: usize = 400;
+    // Fewer under Miri, which runs the threads one at a time.
+    const THREADS: usize = scaled(64, 8);
+    const LAUNCHES: usize = scaled(400, 4);
     let launches = AtomicUsize::new(0);
     watchdog(
         240,

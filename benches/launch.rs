@@ -1,0 +1,310 @@
+//! What a `launch` costs on the warm pool, beside its peers, in one run:
+//!
+//! - `launch`: `launch(T, |b| b.sync())`, round trip (rank 0 is the caller);
+//! - `cold`: the same on a new `Launcher` (spawning its `T - 1` threads,
+//!   joined at its drop): what a launch costs once its pool threads have
+//!   left after the keep-alive;
+//! - `scope`: `std::thread::scope` spawning `T` threads round a std `Barrier`
+//!   (what `launch` cost before it had a pool);
+//! - `rayon`: rayon's `broadcast` on a `T`-thread pool round a std `Barrier`;
+//! - `omp`: libgomp's `#pragma omp parallel` with one `omp barrier`, when
+//!   `--omp PATH` names the compiled `omp_parallel` peer (it is run as a child
+//!   process per `T`: `PATH T ITERS`, printing `omp_parallel T NS`);
+//! - `heat step` / `heat long`: a 5-point stencil on a 64 x 1024 grid, one
+//!   launch per time step against one launch whose kernel loops the steps;
+//! - `over 64`: 64-thread launches (more block threads than cores);
+//! - `4 x 16`: four threads each launching 16-thread blocks at once.
+//!
+//! Each row is timed in batches; a row prints the median and the min-max of
+//! its batches' per-operation time. The passes interleave the rows, and each
+//! pass prints its ratios (launch/omp, rayon/launch, step/long).
+//!
+//! Run: `cargo bench --bench launch -- --threads 2,4,8,16 --passes 3
+//! [--omp target/omp_parallel] [--batches 15] [--quick]`.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+use syncthreads::launch;
+
+struct Opts {
+    threads: Vec<usize>,
+    passes: usize,
+    batches: usize,
+    /// Aim of one batch's length.
+    batch: Duration,
+    omp: Option<String>,
+}
+
+fn opts() -> Opts {
+    let mut o = Opts {
+        threads: vec![2, 4, 8, 16],
+        passes: 3,
+        batches: 15,
+        batch: Duration::from_millis(20),
+        omp: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--threads" => {
+                o.threads = args
+                    .next()
+                    .expect("--threads LIST")
+                    .split(',')
+                    .map(|t| t.parse().expect("a thread count"))
+                    .collect();
+            }
+            "--passes" => o.passes = args.next().expect("--passes N").parse().unwrap(),
+            "--batches" => o.batches = args.next().expect("--batches N").parse().unwrap(),
+            "--omp" => o.omp = Some(args.next().expect("--omp PATH")),
+            "--quick" => {
+                o.batches = 5;
+                o.batch = Duration::from_millis(5);
+            }
+            "--bench" => {}
+            "--help" | "-h" => {
+                println!("cargo bench --bench launch -- [--threads 2,4,8,16] [--passes 3] [--batches 15] [--omp PATH] [--quick]");
+                std::process::exit(0);
+            }
+            other => panic!("unknown argument {other:?} (try --help)"),
+        }
+    }
+    o
+}
+
+/// The batches' per-operation times of `op` (which runs `n` operations per
+/// call and returns how long they took), in nanoseconds, sorted.
+fn measure(o: &Opts, mut op: impl FnMut(u64) -> Duration) -> Vec<f64> {
+    // Warm up and size a batch to about `o.batch`.
+    let mut n = 1u64;
+    loop {
+        let t = op(n);
+        if t >= o.batch / 4 || n >= 1 << 24 {
+            let per = t.as_secs_f64() / n as f64;
+            n = ((o.batch.as_secs_f64() / per.max(1e-9)) as u64).max(1);
+            break;
+        }
+        n *= 4;
+    }
+    let mut v: Vec<f64> = (0..o.batches)
+        .map(|_| op(n).as_nanos() as f64 / n as f64)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+fn median(v: &[f64]) -> f64 {
+    v[v.len() / 2]
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.2}", ns / 1000.0)
+}
+
+fn row(name: &str, t: usize, v: &[f64]) -> f64 {
+    let m = median(v);
+    println!(
+        "  {name:<12} T={t:<3} median {:>9} µs   min-max {} - {} µs",
+        us(m),
+        us(v[0]),
+        us(v[v.len() - 1])
+    );
+    m
+}
+
+/// `launch(T, |b| b.sync())`, round trip.
+fn launch_round_trip(o: &Opts, t: usize) -> Vec<f64> {
+    measure(o, |n| {
+        let start = Instant::now();
+        for _ in 0..n {
+            black_box(launch(t, |b| b.sync()));
+        }
+        start.elapsed()
+    })
+}
+
+/// A launch on a pool without threads: spawn, run, join.
+fn cold_round_trip(o: &Opts, t: usize) -> Vec<f64> {
+    measure(o, |n| {
+        let start = Instant::now();
+        for _ in 0..n {
+            let launcher = syncthreads::Launcher::new();
+            black_box(launcher.launch(t, |b| b.sync()));
+        }
+        start.elapsed()
+    })
+}
+
+/// `std::thread::scope` with `T` spawned threads round a std `Barrier`.
+fn scope_round_trip(o: &Opts, t: usize) -> Vec<f64> {
+    measure(o, |n| {
+        let start = Instant::now();
+        for _ in 0..n {
+            let barrier = Barrier::new(t);
+            std::thread::scope(|s| {
+                for _ in 0..t {
+                    s.spawn(|| barrier.wait());
+                }
+            });
+        }
+        start.elapsed()
+    })
+}
+
+/// rayon's `broadcast` on a `T`-thread pool round a std `Barrier`.
+fn rayon_round_trip(o: &Opts, pool: &rayon::ThreadPool, t: usize) -> Vec<f64> {
+    let barrier = Barrier::new(t);
+    measure(o, |n| {
+        let start = Instant::now();
+        for _ in 0..n {
+            pool.broadcast(|_| {
+                barrier.wait();
+            });
+        }
+        start.elapsed()
+    })
+}
+
+/// libgomp's parallel region, from the compiled peer: one median.
+fn omp_round_trip(path: &str, t: usize) -> Option<f64> {
+    let out = std::process::Command::new(path)
+        .args([t.to_string(), "2000".to_owned()])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace().nth(2)?.parse().ok()
+}
+
+const ROWS: usize = 64;
+const COLS: usize = 1024;
+const STEPS: usize = 20;
+
+/// The stencil's grids: two buffers of `f32` bits, read and written by
+/// rows split among the ranks (Relaxed: the block's sync orders them).
+struct Grid {
+    cells: [Vec<AtomicU32>; 2],
+}
+
+impl Grid {
+    fn new() -> Grid {
+        let make = || {
+            (0..ROWS * COLS)
+                .map(|i| AtomicU32::new(((i % 7) as f32).to_bits()))
+                .collect()
+        };
+        Grid {
+            cells: [make(), make()],
+        }
+    }
+
+    /// One step of rank `rank` of `size`: its rows of `cells[step % 2]`
+    /// into `cells[(step + 1) % 2]`.
+    fn step(&self, step: usize, rank: usize, size: usize) {
+        let (src, dst) = (&self.cells[step % 2], &self.cells[(step + 1) % 2]);
+        let get = |r: usize, c: usize| f32::from_bits(src[r * COLS + c].load(Ordering::Relaxed));
+        let rows = ROWS.div_ceil(size);
+        for r in (rank * rows).max(1)..((rank + 1) * rows).min(ROWS - 1) {
+            for c in 1..COLS - 1 {
+                let v = 0.2
+                    * (get(r, c) + get(r - 1, c) + get(r + 1, c) + get(r, c - 1) + get(r, c + 1));
+                dst[r * COLS + c].store(v.to_bits(), Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// `STEPS` steps of the stencil, one launch per step; per step.
+fn heat_per_step(o: &Opts, t: usize, grid: &Grid) -> Vec<f64> {
+    measure(o, |n| {
+        let start = Instant::now();
+        for _ in 0..n {
+            for step in 0..STEPS {
+                launch(t, |b| grid.step(step, b.thread_rank(), b.size()));
+            }
+        }
+        start.elapsed() / STEPS as u32
+    })
+}
+
+/// The same steps in one launch whose kernel loops them; per step.
+fn heat_long(o: &Opts, t: usize, grid: &Grid) -> Vec<f64> {
+    measure(o, |n| {
+        let start = Instant::now();
+        for _ in 0..n {
+            launch(t, |b| {
+                for step in 0..STEPS {
+                    grid.step(step, b.thread_rank(), b.size());
+                    b.sync();
+                }
+            });
+        }
+        start.elapsed() / STEPS as u32
+    })
+}
+
+/// Four threads each launching 16-thread blocks at once: wall time per
+/// launch of one caller.
+fn concurrent_4x16(o: &Opts) -> Vec<f64> {
+    measure(o, |n| {
+        let start = Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..n {
+                        black_box(launch(16, |b| b.sync()));
+                    }
+                });
+            }
+        });
+        start.elapsed()
+    })
+}
+
+fn main() {
+    let o = opts();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!(
+        "launch bench: {cores} cores, threads {:?}, {} passes, {} batches per row",
+        o.threads, o.passes, o.batches
+    );
+    let pools: Vec<rayon::ThreadPool> = o
+        .threads
+        .iter()
+        .map(|&t| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .expect("a rayon pool")
+        })
+        .collect();
+    let grid = Grid::new();
+    for pass in 1..=o.passes {
+        println!("pass {pass}");
+        for (&t, pool) in o.threads.iter().zip(&pools) {
+            let l = row("launch", t, &launch_round_trip(&o, t));
+            row("cold", t, &cold_round_trip(&o, t));
+            let s = row("scope", t, &scope_round_trip(&o, t));
+            let r = row("rayon", t, &rayon_round_trip(&o, pool, t));
+            let omp = o.omp.as_deref().and_then(|p| omp_round_trip(p, t));
+            if let Some(omp) = omp {
+                println!("  {:<12} T={t:<3} median {:>9} µs", "omp", us(omp));
+            }
+            let hs = row("heat step", t, &heat_per_step(&o, t, &grid));
+            let hl = row("heat long", t, &heat_long(&o, t, &grid));
+            print!(
+                "  ratios T={t}: launch/scope {:.3}  rayon/launch {:.1}x  heat step/long {:.3}",
+                l / s,
+                r / l,
+                hs / hl
+            );
+            if let Some(omp) = omp {
+                print!("  launch/omp {:.3}", l / omp);
+            }
+            println!();
+        }
+        row("over 64", 64, &launch_round_trip(&o, 64));
+        row("4 x 16", 16, &concurrent_4x16(&o));
+    }
+}

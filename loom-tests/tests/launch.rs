@@ -1,0 +1,153 @@
+//! `launch` on the pool: the hand-off of a rank to a pool thread and its
+//! return (launch/pool.rs). Under loom a parked worker's keep-alive passes
+//! at once, so every model races a worker's idle exit against the next
+//! claim of its slot. Each model checks that a rank's writes reach the
+//! launching thread (and the next launch's rank) through the slot word
+//! alone: loom's cells fail the model on an unordered access.
+
+mod common;
+use common::{
+    model_bounded, model_reaching, model_with, panic_message, quiet_expected_panics, Slots,
+};
+use loom::sync::Arc;
+use loom::thread::{self, ThreadId};
+use std::collections::BTreeSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use syncthreads::Launcher;
+
+/// Rank `r` writes `10 + r` into its cell and reports its thread.
+fn write_rank(launcher: &Launcher, cells: &Slots) -> Vec<ThreadId> {
+    launcher.launch(2, |block| {
+        cells.set(block.thread_rank(), 10 + block.thread_rank());
+        thread::current().id()
+    })
+}
+
+#[test]
+fn a_launch_races_a_pool_threads_idle_exit() {
+    model_reaching(
+        &[
+            "claimed the idle worker",
+            "the worker had left: spawned anew",
+        ],
+        |reach| {
+            let launcher = Launcher::new();
+            let cells = Slots::new(2);
+            let first = write_rank(&launcher, &cells);
+            // The pool thread's write, read by the launching thread.
+            assert_eq!(cells.get(1), 11);
+            let second = launcher.launch(2, |block| {
+                let rank = block.thread_rank();
+                // Rank 1 reads what rank 1 wrote last launch, on whichever
+                // thread: ordered through both launches' slot words.
+                assert_eq!(cells.get(rank), 10 + rank);
+                thread::current().id()
+            });
+            assert_eq!(first[0], second[0]);
+            assert_ne!(first[1], first[0]);
+            if first[1] == second[1] {
+                reach.case("claimed the idle worker");
+            } else {
+                reach.case("the worker had left: spawned anew");
+            }
+            // Drop joins the pool's threads.
+        },
+    );
+}
+
+/// A model at `max` preemptions, failing unless every one of
+/// `cases` came up in some execution (as `model_reaching` does at the
+/// suite's bound).
+fn model_bounded_reaching(
+    max: usize,
+    cases: &'static [&'static str],
+    f: impl Fn(&dyn Fn(&'static str)) + Sync + Send + 'static,
+) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
+    let record = std::sync::Arc::clone(&seen);
+    model_with(max, None, move || {
+        f(&|case| {
+            assert!(cases.contains(&case), "`{case}` is not a case of the model");
+            record.lock().unwrap().insert(case);
+        })
+    });
+    let seen = seen.lock().unwrap();
+    for case in cases {
+        assert!(
+            seen.contains(case),
+            "loom never reached the case `{case}` (reached: {seen:?})"
+        );
+    }
+}
+
+#[test]
+#[ignore = "long: five threads at one preemption; run with --ignored"]
+fn two_launches_race_for_the_same_idle_thread() {
+    // Bounded at 1: five threads (two callers, the idle worker and up to two
+    // spawned ones). Without preemptions only the third case comes up (the
+    // idle worker leaves before either launch runs), so the bound stays 1.
+    model_bounded_reaching(
+        1,
+        &[
+            "the other thread's launch claimed it",
+            "this thread's launch claimed it",
+            "it had left: both spawned",
+        ],
+        |case| {
+            let launcher = Arc::new(Launcher::new());
+            let idle = launcher.launch(2, |_| thread::current().id())[1];
+            // Each launch's rank 1 writes its launch's cell; its caller reads
+            // it after the launch: ordered through the claimed slot's word
+            // alone, whichever worker (or new thread) ran it.
+            let cells = Arc::new(Slots::new(2));
+            let racing = |launcher: &Launcher, cells: &Slots, which: usize| {
+                let ran = launcher.launch(2, |block| {
+                    if block.thread_rank() == 1 {
+                        cells.set(which, 1);
+                    }
+                    thread::current().id()
+                });
+                assert_eq!(cells.get(which), 1);
+                ran[1]
+            };
+            let other = {
+                let (launcher, cells) = (Arc::clone(&launcher), Arc::clone(&cells));
+                thread::spawn(move || racing(&launcher, &cells, 1))
+            };
+            let mine = racing(&launcher, &cells, 0);
+            let other = other.join().unwrap();
+            if other == idle {
+                case("the other thread's launch claimed it");
+            } else if mine == idle {
+                case("this thread's launch claimed it");
+            } else {
+                case("it had left: both spawned");
+            }
+        },
+    );
+}
+
+#[test]
+fn a_panic_in_the_kernel_reaches_the_launch_and_the_pool_goes_on() {
+    quiet_expected_panics();
+    // Bounded at 1: the poisoned block's unwinding adds the team's
+    // operations to the hand-off; one preemption still races the worker's
+    // exit against the second launch's claim (both cases below).
+    model_bounded(1, || {
+        let launcher = Launcher::new();
+        let cells = Slots::new(2);
+        let failed = catch_unwind(AssertUnwindSafe(|| {
+            launcher.launch(2, |block| {
+                cells.set(block.thread_rank(), 1);
+                if block.thread_rank() == 1 {
+                    panic!("boom");
+                }
+                block.sync(); // poisoned: rank 0 leaves quietly
+            })
+        }));
+        assert_eq!(panic_message(&*failed.unwrap_err()), "boom");
+        // Both ranks ended before the launch returned.
+        assert_eq!((cells.get(0), cells.get(1)), (1, 1));
+        assert_eq!(launcher.launch(2, |block| block.thread_rank()), [0, 1]);
+    });
+}

@@ -1,0 +1,620 @@
+//! The persistent threads behind `launch`: a pool of parked workers, each
+//! with one slot word through which a launch hands it a rank and it hands
+//! the rank back.
+//!
+//! # The slot word
+//!
+//! A slot's word is a pointer to a [`Ticket`] (one rank of one launch, held
+//! by the launching thread until that launch returns) or one of four
+//! sentinels, which no ticket's address can equal (a ticket is aligned to 8):
+//!
+//! - `IDLE`: the worker has nothing to do and polls the word;
+//! - `SLEEPING`: the worker is parked (or about to park) on the word;
+//! - `EXITED`: the worker stayed idle for the keep-alive and left;
+//! - `SHUTDOWN`: the pool was dropped; the worker leaves.
+//!
+//! Every change of the word is an RMW, so that a load which reads any later
+//! value synchronizes with the `Release` change it follows (release
+//! sequences):
+//!
+//! 1. A launch *claims* a worker by a CAS `IDLE`/`SLEEPING` → its ticket
+//!    (`Release`: the ticket's fields and the job it points to were written
+//!    before), and unparks it if it was `SLEEPING`. It never waits for a
+//!    busy worker (a ticket in the word): it takes the next idle one, or
+//!    spawns a thread. So a launch depends only on the threads it claimed,
+//!    which run nothing but its kernel: concurrent and nested launches
+//!    cannot wait for each other.
+//! 2. The worker loads the ticket (`Acquire`), runs the rank, and hands it
+//!    back by a swap of the word to `IDLE` (`Release`: the rank's outcome
+//!    was written before). It reads nothing of the launch after that swap.
+//! 3. The launch waits until the word no longer holds its ticket (`Acquire`
+//!    load): the rank is done and its outcome visible. Before parking it
+//!    tags the word (its ticket with `WAITED`), so that the worker's swap
+//!    sees the tag and wakes it; the wake uses the ticket's address only as
+//!    a key, never dereferencing it.
+//! 4. An idle worker parks after a short poll (`SLEEPING`, by a CAS from
+//!    `IDLE`). When the keep-alive passes, it leaves by a CAS `SLEEPING` →
+//!    `EXITED`: if a launch claimed it first, that CAS fails and the worker
+//!    runs the ticket instead; if the worker's CAS comes first, the launch's
+//!    CAS fails and it moves on. One word, one winner: no launch is ever
+//!    handed to a thread that has left.
+//! 5. A launch short of idle workers reuses an `EXITED` slot (only launches,
+//!    under the pool's lock, write an `EXITED` word) or adds a slot, and
+//!    spawns its thread with the ticket already in the word.
+//!
+//! Why the scoped borrow is sound: every ticket and the job behind it live
+//! in the frame of the launching thread, which returns only after the word
+//! of every claimed slot has left its ticket (point 3), i.e. after each
+//! worker's last access to them (point 2). That wait sits in a drop guard, so
+//! it also happens if the launching thread unwinds; and a worker catches its
+//! kernel's panic, so it always reaches point 2. This is the argument of
+//! `std::thread::scope` (the scope waits for every thread it spawned) and of
+//! rayon's `scope` (a latch that the scope's frame waits on).
+
+use crate::park::{self, Parked};
+use crate::sync::{self, AtomicPtr, Mutex, Ordering};
+use crossbeam_utils::CachePadded;
+use std::io;
+use std::ptr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[cfg(not(any(loom, shuttle)))]
+use std::thread;
+
+#[cfg(loom)]
+use loom::thread;
+
+#[cfg(shuttle)]
+use shuttle::thread;
+
+/// One rank of one launch, handed to a worker through its slot word.
+pub(super) struct Ticket {
+    /// The launch's job, type-erased.
+    pub(super) job: *const (),
+    /// Runs rank `rank` of `job` and records its outcome; never unwinds.
+    pub(super) run: unsafe fn(*const (), usize),
+    /// The rank this worker takes.
+    pub(super) rank: usize,
+    /// Whether the machine had more block threads than cores when the
+    /// launch began: waiters then give the cores away at once.
+    crowded: bool,
+}
+
+/// `IDLE`: the worker polls the word for a ticket.
+fn idle() -> *mut Ticket {
+    ptr::null_mut()
+}
+
+/// `SLEEPING`: the worker is parked, or about to park, on the word.
+fn sleeping() -> *mut Ticket {
+    ptr::without_provenance_mut(1)
+}
+
+/// `EXITED`: the worker left after the keep-alive.
+fn exited() -> *mut Ticket {
+    ptr::without_provenance_mut(2)
+}
+
+/// `SHUTDOWN`: the pool was dropped.
+fn shutdown() -> *mut Ticket {
+    ptr::without_provenance_mut(3)
+}
+
+/// The tag of a ticket whose launch is parked waiting for it.
+const WAITED: usize = 4;
+
+/// Whether a word holds a ticket (tagged or not), not a sentinel.
+fn is_ticket(word: *mut Ticket) -> bool {
+    word.addr() >= 8
+}
+
+/// A worker's slot: its word, alone on its cache line (the launch that
+/// claims it and the worker are the only threads that touch it).
+struct Slot {
+    word: CachePadded<AtomicPtr<Ticket>>,
+}
+
+impl Slot {
+    fn new(word: *mut Ticket) -> Slot {
+        Slot {
+            word: CachePadded::new(AtomicPtr::new(word)),
+        }
+    }
+
+    /// The key the worker parks on.
+    fn key(&self) -> usize {
+        ptr::from_ref(&*self.word).addr()
+    }
+
+    /// Claims the worker for `ticket` if it is idle or asleep (point 1).
+    fn claim(&self, ticket: *mut Ticket) -> bool {
+        // Relaxed: a first look; the CAS decides.
+        let mut seen = self.word.load(Ordering::Relaxed);
+        while seen == idle() || seen == sleeping() {
+            // Release: the worker's Acquire load of the ticket sees the
+            // ticket and its job. Relaxed on failure: nothing is read.
+            match self
+                .word
+                .compare_exchange(seen, ticket, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    if seen == sleeping() {
+                        park::unpark_all(self.key());
+                    }
+                    return true;
+                }
+                Err(now) => seen = now,
+            }
+        }
+        false
+    }
+}
+
+/// What a `Launcher` configures.
+#[derive(Clone, Debug)]
+pub(super) struct Config {
+    pub(super) stack_size: Option<usize>,
+    pub(super) name_prefix: String,
+    pub(super) keep_alive: Duration,
+}
+
+/// How long an idle pool thread stays parked before it leaves the pool.
+pub(super) const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5);
+
+/// The default pool's thread names: `syncthreads-block-1`, `-2`, ...
+pub(super) const DEFAULT_NAME_PREFIX: &str = "syncthreads-block";
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            stack_size: None,
+            name_prefix: DEFAULT_NAME_PREFIX.to_owned(),
+            keep_alive: DEFAULT_KEEP_ALIVE,
+        }
+    }
+}
+
+/// One slot of the pool and the thread that last served it.
+struct Entry {
+    slot: Arc<Slot>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+/// A pool of workers. Slots are never removed while the pool lives: a
+/// worker that leaves marks its slot `EXITED`, and a later launch reuses it
+/// (so a pool thread's name, `prefix-n` for slot `n - 1`, stays small).
+pub(super) struct Pool {
+    config: Config,
+    entries: Mutex<Vec<Entry>>,
+}
+
+/// A launch that could not start all its ranks: the first rank without a
+/// thread and why.
+pub(super) struct SpawnFailed {
+    pub(super) rank: usize,
+    pub(super) error: io::Error,
+}
+
+impl Pool {
+    pub(super) fn new(config: Config) -> Pool {
+        Pool {
+            config,
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub(super) fn config_mut(&mut self) -> &mut Config {
+        &mut self.config
+    }
+
+    pub(super) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn entries(&self) -> impl std::ops::DerefMut<Target = Vec<Entry>> + '_ {
+        self.entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs ranks `0 .. threads` of `job`: rank 0 on the calling thread,
+    /// the others on pool threads, and returns once every rank has ended.
+    /// If a thread cannot be spawned, calls `abort` (which must make the
+    /// started ranks end), runs no rank 0, waits for the started ranks and
+    /// returns the failure.
+    ///
+    /// # Safety
+    ///
+    /// `run(job, rank)` must be sound to call for each rank on any thread,
+    /// at once with the other ranks, for as long as this call lasts, and
+    /// must not unwind.
+    pub(super) unsafe fn run(
+        &self,
+        threads: usize,
+        job: *const (),
+        run: unsafe fn(*const (), usize),
+        abort: &dyn Fn(),
+    ) -> Result<(), SpawnFailed> {
+        let crowded = Crowd::enter(threads);
+        let tickets: Vec<Ticket> = (1..threads)
+            .map(|rank| Ticket {
+                job,
+                run,
+                rank,
+                crowded: crowded.crowded,
+            })
+            .collect();
+        let mut claimed: Vec<Arc<Slot>> = Vec::with_capacity(tickets.len());
+        // From here on the slots in `claimed` hold pointers into `tickets`:
+        // the guard waits for them however this frame is left.
+        let guard = WaitAll {
+            tickets: &tickets,
+            claimed: &mut claimed,
+        };
+        let failed = self.claim_or_spawn(&tickets, guard.claimed);
+        if failed.is_some() {
+            abort();
+        } else {
+            // SAFETY: the caller's promise, for rank 0 on this thread.
+            unsafe { run(job, 0) };
+        }
+        drop(guard);
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Hands every ticket to a worker: idle ones first, then new threads.
+    /// Pushes each claimed slot onto `claimed`, in ticket order.
+    fn claim_or_spawn(
+        &self,
+        tickets: &[Ticket],
+        claimed: &mut Vec<Arc<Slot>>,
+    ) -> Option<SpawnFailed> {
+        let ticket = |i: usize| ptr::from_ref(&tickets[i]).cast_mut();
+        let mut entries = self.entries();
+        for entry in entries.iter() {
+            if claimed.len() == tickets.len() {
+                return None;
+            }
+            if entry.slot.claim(ticket(claimed.len())) {
+                claimed.push(Arc::clone(&entry.slot));
+            }
+        }
+        let mut reuse = 0;
+        while claimed.len() < tickets.len() {
+            let next = ticket(claimed.len());
+            // A slot whose worker left: only launches under this lock
+            // write an `EXITED` word, so the load is stable.
+            while reuse < entries.len()
+                // Relaxed: the word is stable (above); no data is read.
+                && entries[reuse].slot.word.load(Ordering::Relaxed) != exited()
+            {
+                reuse += 1;
+            }
+            let (index, slot) = if reuse < entries.len() {
+                let entry = &mut entries[reuse];
+                if let Some(old) = entry.thread.take() {
+                    // The old thread is past its last access of the slot:
+                    // join it, so that no thread of the pool goes unjoined.
+                    let _ = old.join();
+                }
+                // Release: as a claim's (the new thread also learns it at
+                // its spawn). The previous value is `EXITED` (above).
+                entry.slot.word.swap(next, Ordering::Release);
+                (reuse, Arc::clone(&entry.slot))
+            } else {
+                (entries.len(), Arc::new(Slot::new(next)))
+            };
+            match self.spawn(index, Arc::clone(&slot)) {
+                Ok(handle) => {
+                    if index == entries.len() {
+                        entries.push(Entry {
+                            slot: Arc::clone(&slot),
+                            thread: Some(handle),
+                        });
+                    } else {
+                        entries[index].thread = Some(handle);
+                    }
+                    claimed.push(slot);
+                }
+                Err(error) => {
+                    if index < entries.len() {
+                        // Relaxed: no thread reads this slot's word now.
+                        entries[index].slot.word.swap(exited(), Ordering::Relaxed);
+                    }
+                    return Some(SpawnFailed {
+                        rank: tickets[claimed.len()].rank,
+                        error,
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    /// Spawns the worker of slot `index`.
+    fn spawn(&self, index: usize, slot: Arc<Slot>) -> io::Result<thread::JoinHandle<()>> {
+        let mut builder =
+            thread::Builder::new().name(format!("{}-{}", self.config.name_prefix, index + 1));
+        if let Some(bytes) = self.config.stack_size {
+            builder = builder.stack_size(bytes);
+        }
+        let keep_alive = self.config.keep_alive;
+        builder.spawn(move || work(&slot, keep_alive))
+    }
+
+    /// How many workers are alive (idle or running a rank).
+    pub(super) fn live(&self) -> usize {
+        self.entries()
+            .iter()
+            // Relaxed: a count for the caller, no data read.
+            .filter(|e| {
+                let word = e.slot.word.load(Ordering::Relaxed);
+                word != exited() && word != shutdown()
+            })
+            .count()
+    }
+
+    /// Tells every worker to leave and joins them all.
+    pub(super) fn shut_down(&self) {
+        let mut entries = self.entries();
+        for entry in entries.iter() {
+            // Relaxed: the worker reads nothing but the sentinel. No launch
+            // is running (they borrow the pool), so no ticket is lost.
+            if entry.slot.word.swap(shutdown(), Ordering::Relaxed) == sleeping() {
+                park::unpark_all(entry.slot.key());
+            }
+        }
+        for entry in entries.iter_mut() {
+            if let Some(handle) = entry.thread.take() {
+                let _ = handle.join();
+            }
+        }
+    }
+}
+
+/// Waits, on drop, for every claimed worker to hand its ticket back.
+struct WaitAll<'a> {
+    tickets: &'a [Ticket],
+    claimed: &'a mut Vec<Arc<Slot>>,
+}
+
+impl Drop for WaitAll<'_> {
+    fn drop(&mut self) {
+        for (slot, ticket) in self.claimed.iter().zip(self.tickets) {
+            wait_done(slot, ptr::from_ref(ticket).cast_mut(), ticket.crowded);
+        }
+    }
+}
+
+/// Returns once `slot`'s word no longer holds `ticket` (point 3).
+fn wait_done(slot: &Slot, ticket: *mut Ticket, crowded: bool) {
+    // Acquire: the worker's `Release` swap published the rank's outcome.
+    if poll(crowded, || slot.word.load(Ordering::Acquire) != ticket) {
+        return;
+    }
+    let tagged = ticket.map_addr(|a| a | WAITED);
+    // Acquire on failure: the word left the ticket, as above. On success
+    // nothing is read (the tag only asks for a wake).
+    if slot
+        .word
+        .compare_exchange(ticket, tagged, Ordering::Relaxed, Ordering::Acquire)
+        .is_err()
+    {
+        return;
+    }
+    let key = ticket.addr();
+    loop {
+        // Relaxed: the validation only decides whether to sleep.
+        park::park(
+            key,
+            &mut || slot.word.load(Ordering::Relaxed) == tagged,
+            None,
+        );
+        // Acquire: as the first load.
+        if slot.word.load(Ordering::Acquire) != tagged {
+            return;
+        }
+    }
+}
+
+/// A worker: runs the tickets handed to its slot until it leaves.
+fn work(slot: &Slot, keep_alive: Duration) {
+    let mut crowded = false;
+    while let Some(ticket) = next_ticket(slot, keep_alive, crowded) {
+        // SAFETY: a ticket in the word lives until the word leaves it
+        // (module docs, the scoped borrow), and the word holds it until the
+        // swap below; its fields are read before that swap.
+        let (job, run, rank) = unsafe { ((*ticket).job, (*ticket).run, (*ticket).rank) };
+        // SAFETY: as above.
+        crowded = unsafe { (*ticket).crowded };
+        let abort = AbortOnUnwind;
+        // SAFETY: the launch promised (`Pool::run`) that each rank may run
+        // on any thread while it waits, and we hold this rank's ticket.
+        unsafe { run(job, rank) };
+        std::mem::forget(abort);
+        // Release: publishes the rank's outcome to the launch's Acquire.
+        let before = slot.word.swap(idle(), Ordering::Release);
+        if before.addr() & WAITED != 0 {
+            // The address only as a key: the launch may be gone already.
+            park::unpark_all(ticket.addr());
+        }
+    }
+}
+
+/// Aborts the process if a rank unwinds out of its job, which `run`
+/// promises it does not: the launch would otherwise wait for it forever.
+struct AbortOnUnwind;
+
+impl Drop for AbortOnUnwind {
+    fn drop(&mut self) {
+        std::process::abort();
+    }
+}
+
+/// The worker's wait for its next ticket: it polls, then parks; `None`
+/// once it leaves (keep-alive passed, or the pool shut down).
+fn next_ticket(slot: &Slot, keep_alive: Duration, crowded: bool) -> Option<*mut Ticket> {
+    loop {
+        // Acquire: the claim's `Release` CAS published the ticket.
+        let mut word = slot.word.load(Ordering::Acquire);
+        if word == idle() {
+            if poll(crowded, || slot.word.load(Ordering::Relaxed) != idle()) {
+                continue;
+            }
+            // Relaxed: only the sentinel changes; a failure re-reads.
+            if slot
+                .word
+                .compare_exchange(idle(), sleeping(), Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+            {
+                continue;
+            }
+            word = sleeping();
+        }
+        if is_ticket(word) {
+            // Without the tag: the launch may have tagged the word already.
+            return Some(word.map_addr(|a| a & !WAITED));
+        }
+        if word != sleeping() {
+            // `SHUTDOWN`.
+            return None;
+        }
+        let deadline = sync::now() + keep_alive;
+        loop {
+            // Relaxed: the validation only decides whether to sleep.
+            let parked = park::park(
+                slot.key(),
+                &mut || slot.word.load(Ordering::Relaxed) == sleeping(),
+                Some(deadline),
+            );
+            // Relaxed: a changed word is re-read with Acquire above.
+            if slot.word.load(Ordering::Relaxed) != sleeping() {
+                break;
+            }
+            if parked == Parked::TimedOut || sync::now() >= deadline {
+                // Relaxed: the winner of this word is all that matters
+                // (point 4); a loser re-reads with Acquire above.
+                if slot
+                    .word
+                    .compare_exchange(sleeping(), exited(), Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return None;
+                }
+                break;
+            }
+        }
+    }
+}
+
+/// How long a waiter (a worker for its next ticket, a launch for its ranks)
+/// spins before it polls between yields: long enough for a partner that is
+/// running to answer, short enough not to hold a core that a descheduled
+/// partner needs (on a busy machine the yields give it the core).
+const SPIN: Duration = Duration::from_micros(4);
+
+/// How long a waiter polls in all (spinning, then yielding) before it parks:
+/// a block launched per time step finds its workers polling, and a launch
+/// waits for short kernels without a park; an idle pool burns the CPU for
+/// this long after a launch, no longer.
+const POLL: Duration = Duration::from_micros(1000);
+
+/// How long a waiter polls, yielding between polls, when the launches
+/// running hold more block threads than the machine has cores: a core
+/// spent polling is one a runnable thread of some block lacks, so the
+/// waiter only lets the threads it waits for run once, then parks.
+const POLL_CROWDED: Duration = Duration::from_micros(50);
+
+/// Polls `done` for up to [`POLL`] (or [`POLL_CROWDED`] if `crowded`):
+/// true once it holds, false when it is time to park. Under the model
+/// checkers, one poll.
+fn poll(crowded: bool, mut done: impl FnMut() -> bool) -> bool {
+    if done() {
+        return true;
+    }
+    if sync::MODEL {
+        return false;
+    }
+    let (spin, budget) = if crowded {
+        (Duration::ZERO, POLL_CROWDED)
+    } else {
+        (SPIN, POLL)
+    };
+    let start = Instant::now();
+    loop {
+        for _ in 0..64 {
+            sync::spin_hint();
+            if done() {
+                return true;
+            }
+        }
+        let waited = start.elapsed();
+        if waited >= budget {
+            return false;
+        }
+        if waited >= spin {
+            sync::yield_now();
+        }
+    }
+}
+
+/// The block threads of the launches running now, in the whole process:
+/// a hint for the waiters (whether polling pays), no part of any launch's
+/// synchronization, so a plain std atomic under the model checkers too.
+static RUNNING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One launch's share of [`RUNNING`], given back on drop.
+struct Crowd {
+    threads: usize,
+    crowded: bool,
+}
+
+impl Crowd {
+    fn enter(threads: usize) -> Crowd {
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let cores = *CORES.get_or_init(|| thread_cores());
+        // Relaxed: a hint; no data rides on it.
+        let running = RUNNING.fetch_add(threads, std::sync::atomic::Ordering::Relaxed) + threads;
+        Crowd {
+            threads,
+            crowded: running > cores,
+        }
+    }
+}
+
+impl Drop for Crowd {
+    fn drop(&mut self) {
+        // Relaxed: as in `enter`.
+        RUNNING.fetch_sub(self.threads, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The cores this process may run on.
+fn thread_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// The default pool, behind the free function `launch`.
+#[cfg(not(any(loom, shuttle)))]
+pub(super) fn default_pool() -> &'static Pool {
+    static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| Pool::new(Config::default()))
+}
+
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref POOL: Pool = Pool::new(Config::default());
+}
+
+#[cfg(shuttle)]
+shuttle::lazy_static! {
+    static ref POOL: Pool = Pool::new(Config::default());
+}
+
+/// The default pool, behind the free function `launch` (one per model
+/// execution).
+#[cfg(any(loom, shuttle))]
+pub(super) fn default_pool() -> &'static Pool {
+    &POOL
+}
