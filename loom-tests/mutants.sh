@@ -124,6 +124,9 @@ seat-double-arrival-accepted	src/team/seat.rs	if s.phase() != last {	if s.phase(
 early-leave-not-folded	src/team/tree.rs	let op = if sums.arrivals == sums.drops {	let op = if false {	team
 rearm-blind-store	src/team/tree.rs	if prior.pending() > 1 {	if prior.pending() > 1 { return None; } if true { let (new, sums) = NodeWord(prior.0.wrapping_add(delta)).rearm(); self.word.store(new.0, Ordering::Relaxed); return Some(sums); } if false {	team_rearm
 attach-revives-a-completed-round	src/team/tree.rs	if self.is_empty() {	if self.members() == 0 {	team_join
+unlink-clears-queued-relaxed	src/park/tasks.rs	node.queued.store(false, Ordering::Release);	node.queued.store(false, Ordering::Relaxed);	async_drop async_register async_poison async_thread_and_task
+deregister-reads-queued-relaxed	src/park/tasks.rs	if !self.queued.load(Ordering::Acquire) {	if !self.queued.load(Ordering::Relaxed) {	async_drop async_register async_poison async_thread_and_task
+join-trusts-its-first-look	src/team.rs	let Some(rank) = self.lowest_free(wide) else {	let Some(rank) = self.lowest_free(wide) else { panic!("syncthreads: Team::join: no rank free after the first look saw one");	team_join
 MUTANTS
 }
 
@@ -158,6 +161,10 @@ trap 'rm -rf "$SCRATCH"' EXIT
 tar -C "$ROOT" --exclude=./target --exclude=./loom-tests/target --exclude=./.git \
     --exclude=./device -cf - . | tar -C "$SCRATCH" -xf -
 cp -r "$SCRATCH/src" "$SCRATCH/.pristine-src"
+# The patched loom (loom-tests/Cargo.toml's [patch.crates-io]).
+bash "$ROOT/.ci/loom" --prepare >/dev/null
+mkdir -p "$SCRATCH/loom-tests/target"
+cp -r "$ROOT/loom-tests/target/loom-patched" "$SCRATCH/loom-tests/target/"
 
 export RUSTFLAGS="--cfg loom"
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}"

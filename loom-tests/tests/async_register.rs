@@ -7,8 +7,8 @@
 mod common;
 use common::{model, Probe};
 use loom::{sync::Arc, thread};
-use syncthreads::Barrier;
 use std::pin::pin;
+use syncthreads::Barrier;
 
 #[test]
 fn a_pending_task_is_woken_once_through_its_latest_waker() {

@@ -12,8 +12,8 @@
 mod common;
 use common::{model, model_bounded, panic_message, quiet_expected_panics};
 use loom::{sync::Arc, thread};
-use syncthreads::BlockBarrier;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use syncthreads::BlockBarrier;
 
 /// One call site for every sync of both threads.
 fn step(block: &BlockBarrier) {

@@ -15,8 +15,8 @@ use loom::{
     },
     thread,
 };
-use syncthreads::Team;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use syncthreads::Team;
 
 /// A team of `seats` seats, fan-in 2, no flat shortcut.
 fn team(seats: usize) -> Arc<Team> {
