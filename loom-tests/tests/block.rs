@@ -59,8 +59,8 @@ fn expected_count(threads: usize, k: usize) -> usize {
 
 #[test]
 fn sync_count_per_phase_never_mixes_phases() {
-    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
-    common::model_bounded(2, || {
+    // Capped at 1 preemption: the suite's budget (README.md, "Bounds").
+    common::model_bounded(1, || {
         let block = Arc::new(BlockBarrier::new(2));
         let other = {
             let block = block.clone();
@@ -83,8 +83,8 @@ fn sync_count_per_phase_never_mixes_phases() {
 
 #[test]
 fn three_threads_agree_on_sync_and_or() {
-    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
-    common::model_bounded(2, || {
+    // Capped at 1 preemption: the suite's budget (README.md, "Bounds").
+    common::model_bounded(1, || {
         let block = Arc::new(BlockBarrier::new(3));
         let others: Vec<_> = (1..3)
             .map(|me| {
@@ -104,8 +104,8 @@ fn three_threads_agree_on_sync_and_or() {
 
 #[test]
 fn sync_publishes_writes() {
-    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
-    common::model_bounded(2, || {
+    // Capped at 1 preemption: the suite's budget (README.md, "Bounds").
+    common::model_bounded(1, || {
         let shared = Arc::new((BlockBarrier::new(2), Slots::new(4)));
         let other = {
             let shared = shared.clone();
