@@ -14,29 +14,36 @@ use syncthreads::Barrier;
 /// or the task waited for the wake through its latest waker.
 #[test]
 fn a_pending_task_is_woken_once_through_its_latest_waker() {
-    model_reaching(&["ready at the first poll", "ready at the second poll", "woken"], |reach| {
-        let barrier = Arc::new(Barrier::new(2));
-        let token = barrier.arrive();
-        let completer = {
-            let barrier = barrier.clone();
-            thread::spawn(move || drop(barrier.arrive()))
-        };
-        let (first, latest) = (Probe::new(), Probe::new());
-        let mut fut = pin!(barrier.wait_async(token));
-        if first.poll(fut.as_mut()).is_ready() {
-            reach.case("ready at the first poll");
-        } else if latest.poll(fut.as_mut()).is_ready() {
-            reach.case("ready at the second poll");
-        } else {
-            latest.wait_for(1);
-            assert!(latest.poll(fut.as_mut()).is_ready());
-            assert_eq!(first.wakes(), 0, "a replaced waker was woken");
-            reach.case("woken");
-        }
-        completer.join().unwrap();
-        assert!(first.wakes() + latest.wakes() <= 1, "woken twice");
-        assert!(barrier.phase_parity());
-    });
+    model_reaching(
+        &[
+            "ready at the first poll",
+            "ready at the second poll",
+            "woken",
+        ],
+        |reach| {
+            let barrier = Arc::new(Barrier::new(2));
+            let token = barrier.arrive();
+            let completer = {
+                let barrier = barrier.clone();
+                thread::spawn(move || drop(barrier.arrive()))
+            };
+            let (first, latest) = (Probe::new(), Probe::new());
+            let mut fut = pin!(barrier.wait_async(token));
+            if first.poll(fut.as_mut()).is_ready() {
+                reach.case("ready at the first poll");
+            } else if latest.poll(fut.as_mut()).is_ready() {
+                reach.case("ready at the second poll");
+            } else {
+                latest.wait_for(1);
+                assert!(latest.poll(fut.as_mut()).is_ready());
+                assert_eq!(first.wakes(), 0, "a replaced waker was woken");
+                reach.case("woken");
+            }
+            completer.join().unwrap();
+            assert!(first.wakes() + latest.wakes() <= 1, "woken twice");
+            assert!(barrier.phase_parity());
+        },
+    );
 }
 
 /// A task waits for two phases in turn (token, then parity) while a thread
