@@ -67,7 +67,7 @@ while [ $# -gt 0 ]; do
         --list) LIST_ONLY=1; shift ;;
         --code) CODE=1; shift ;;
         --only) ONLY="$2"; shift 2 ;;
-        -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
         *) echo "mutants.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
 done
