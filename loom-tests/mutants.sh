@@ -16,6 +16,9 @@
 #   bash loom-tests/mutants.sh --list                       # the mutants only
 # Options:
 #   --file PATH      only mutants in PATH (relative to the crate root)
+#   --skip P1,P2     no mutants in these files (say, src/diagnostics/slot.rs,
+#                    whose models need `--features diagnostics`, which this
+#                    script does not build)
 #   --lines L1,L2    only these lines (with --file, or in every file)
 #   --models "a b"   model files to run, in this order (default: all, cheap first)
 #   --timeout SECS   limit per model test (default 300); a test that hits it
@@ -45,6 +48,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 FILE_FILTER=""
+SKIP=""
 LINES=""
 MODELS=""
 TIMEOUT=300
@@ -55,6 +59,7 @@ ONLY=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --file) FILE_FILTER="$2"; shift 2 ;;
+        --skip) SKIP=",$2,"; shift 2 ;;
         --lines) LINES="$2"; shift 2 ;;
         --models) MODELS="$2"; shift 2 ;;
         --timeout) TIMEOUT="$2"; shift 2 ;;
@@ -62,7 +67,7 @@ while [ $# -gt 0 ]; do
         --list) LIST_ONLY=1; shift ;;
         --code) CODE=1; shift ;;
         --only) ONLY="$2"; shift 2 ;;
-        -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
         *) echo "mutants.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -73,6 +78,7 @@ done
 # (a compare_exchange's success and failure) gives a mutant for each.
 list_mutants() {
     (cd "$ROOT" && find src -name '*.rs' | sort) | while read -r file; do
+        case "$SKIP" in *",$file,"*) continue ;; esac
         if [ -n "$FILE_FILTER" ] && [ "$file" != "${FILE_FILTER#./}" ]; then
             continue
         fi
@@ -124,6 +130,9 @@ seat-double-arrival-accepted	src/team/seat.rs	if s.phase() != last {	if s.phase(
 early-leave-not-folded	src/team/tree.rs	let op = if sums.arrivals == sums.drops {	let op = if false {	team
 rearm-blind-store	src/team/tree.rs	if prior.pending() > 1 {	if prior.pending() > 1 { return None; } if true { let (new, sums) = NodeWord(prior.0.wrapping_add(delta)).rearm(); self.word.store(new.0, Ordering::Relaxed); return Some(sums); } if false {	team_rearm
 attach-revives-a-completed-round	src/team/tree.rs	if self.is_empty() {	if self.members() == 0 {	team_join
+unlink-clears-queued-relaxed	src/park/tasks.rs	node.queued.store(false, Ordering::Release);	node.queued.store(false, Ordering::Relaxed);	async_drop async_register async_poison async_thread_and_task
+deregister-reads-queued-relaxed	src/park/tasks.rs	if !self.queued.load(Ordering::Acquire) {	if !self.queued.load(Ordering::Relaxed) {	async_drop async_register async_poison async_thread_and_task
+join-trusts-its-first-look	src/team.rs	let Some(rank) = self.lowest_free(wide) else {	let Some(rank) = self.lowest_free(wide) else { panic!("syncthreads: Team::join: no rank free after the first look saw one");	team_join
 MUTANTS
 }
 
@@ -158,6 +167,10 @@ trap 'rm -rf "$SCRATCH"' EXIT
 tar -C "$ROOT" --exclude=./target --exclude=./loom-tests/target --exclude=./.git \
     --exclude=./device -cf - . | tar -C "$SCRATCH" -xf -
 cp -r "$SCRATCH/src" "$SCRATCH/.pristine-src"
+# The patched loom (loom-tests/Cargo.toml's [patch.crates-io]).
+bash "$ROOT/.ci/loom" --prepare >/dev/null
+mkdir -p "$SCRATCH/loom-tests/target"
+cp -r "$ROOT/loom-tests/target/loom-patched" "$SCRATCH/loom-tests/target/"
 
 export RUSTFLAGS="--cfg loom"
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}"

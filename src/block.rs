@@ -208,8 +208,7 @@ pub struct BlockBarrier {
     /// The first sync of each phase mod 4, for the divergence check.
     #[cfg(feature = "diagnostics")]
     sites: crate::diagnostics::sites::Sites,
-    /// [`UNUSED`], [`SEATLESS`] or [`SEATS`]: set once, orders nothing, so
-    /// a plain std atomic under the model checkers too.
+    /// [`UNUSED`], [`SEATLESS`] or [`SEATS`]: set once, orders nothing.
     mode: ClaimU64,
 }
 

@@ -197,6 +197,9 @@ pub use barrier::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 pub use block::{BlockBarrier, BlockSeat};
 pub use completion::Completion;
 pub use launch::{launch, Block, Launcher};
+#[cfg(loom)]
+#[doc(hidden)]
+pub use sync::take_model_events;
 pub use team::{Seat, Seats, Team};
 pub use token::{ArrivalToken, BarrierWaitResult};
 pub use warp::WarpBarrier;

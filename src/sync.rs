@@ -85,11 +85,37 @@ pub(crate) fn spin_hint() {
 /// step that reads no clock), so it is not a model object.
 pub(crate) type HintU64 = std::sync::atomic::AtomicU64;
 
-/// A flag word that only hands something out once (a `Team`'s seat
-/// bitmap, a `BlockBarrier`'s seats-or-seatless mode): no part of any
-/// barrier's synchronization, so a plain std atomic under the model checkers
-/// too, which keeps their state space small.
-pub(crate) type ClaimU64 = std::sync::atomic::AtomicU64;
+/// A flag word that is set once (a `BlockBarrier`'s seats-or-seatless
+/// mode). It orders no data, but which use wins a race between a seat and a
+/// seat-less sync is a decision, so it is a model atomic under the model
+/// checkers like every other shared word.
+pub(crate) type ClaimU64 = AtomicU64;
+
+/// Records that a model execution came through an internal path a model
+/// exists for (the join that leaves again after a straddled look, say), so
+/// that the model can fail when no execution reaches it. Nothing outside
+/// `--cfg loom`.
+#[inline(always)]
+pub(crate) fn model_event(_name: &'static str) {
+    #[cfg(loom)]
+    MODEL_EVENTS.with(|events| events.borrow_mut().insert(_name));
+}
+
+// A std thread-local, outside the model: loom runs every model thread of an
+// execution on the thread that called `loom::model`.
+#[cfg(loom)]
+std::thread_local! {
+    static MODEL_EVENTS: std::cell::RefCell<std::collections::BTreeSet<&'static str>> =
+        const { std::cell::RefCell::new(std::collections::BTreeSet::new()) };
+}
+
+/// The internal paths ([`model_event`]) the models run on this thread came
+/// through since the last call, which clears them.
+#[cfg(loom)]
+#[doc(hidden)]
+pub fn take_model_events() -> std::collections::BTreeSet<&'static str> {
+    MODEL_EVENTS.with(|events| std::mem::take(&mut *events.borrow_mut()))
+}
 
 /// Gives the core to another runnable thread. Under loom, nothing, as in
 /// [`spin_hint`]: the yield stage is its one load.

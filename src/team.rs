@@ -658,6 +658,7 @@ impl<F: Completion> Team<F> {
             // first arrival would, with an arrival and its drop on the
             // word. That arrival may complete the phase, and run the
             // completion function here, outside the join lock.
+            crate::sync::model_event("team-join-leaves-again");
             drop(joins);
             let _left = barrier.arrive_combined(call.combined(1, 1, 0, true));
             return None;

@@ -3,39 +3,48 @@
 //! did not, phase 1 could never complete and loom would report a deadlock).
 
 mod common;
-use common::{model, Slots};
+use common::{both_layouts, model, Slots};
 use loom::{sync::Arc, thread};
 use syncthreads::Barrier;
 
 const PHASES: usize = 3;
 
+/// Both layouts (`common::both_layouts`): the stayer on the main thread,
+/// then the leaver. The cases: the stayer's arrival completed phase 0 (it
+/// led), or the leaver's drop did.
 #[test]
 fn dropping_participant_counts_once_then_is_not_waited_for() {
-    model(|| {
-        // Slots 0..2: the stayer's data per parity; slot 2: the leaver's.
-        let shared = Arc::new((Barrier::new(2), Slots::new(3)));
-        let leaver = {
-            let shared = shared.clone();
-            thread::spawn(move || {
-                let (barrier, slots) = &*shared;
-                slots.set(2, 42);
-                barrier.arrive_and_drop();
-            })
-        };
-        let (barrier, slots) = &*shared;
-        for phase in 0..PHASES {
-            slots.set(phase % 2, phase);
-            barrier.arrive_and_wait();
-            assert_eq!(slots.get(phase % 2), phase);
-            // The leaver's write came before its (phase 0) arrival.
-            assert_eq!(slots.get(2), 42);
-        }
-        leaver.join().unwrap();
-        assert_eq!(
-            format!("{barrier:?}"),
-            "Barrier { phase_parity: true, pending: 1, expected: 1, tx: 0, poisoned: false }"
-        );
-    });
+    // Slots 0..2: the stayer's data per parity; slot 2: the leaver's.
+    both_layouts(
+        &["the stayer completed phase 0", "the drop completed phase 0"],
+        || (Barrier::new(2), Slots::new(3)),
+        |(barrier, slots), reach| {
+            for phase in 0..PHASES {
+                slots.set(phase % 2, phase);
+                let led = barrier.arrive_and_wait().is_leader();
+                if phase == 0 {
+                    reach.case(if led {
+                        "the stayer completed phase 0"
+                    } else {
+                        "the drop completed phase 0"
+                    });
+                }
+                assert_eq!(slots.get(phase % 2), phase);
+                // The leaver's write came before its (phase 0) arrival.
+                assert_eq!(slots.get(2), 42);
+            }
+        },
+        |(barrier, slots), _| {
+            slots.set(2, 42);
+            barrier.arrive_and_drop();
+        },
+        |(barrier, _)| {
+            assert_eq!(
+                format!("{barrier:?}"),
+                "Barrier { phase_parity: true, pending: 1, expected: 1, tx: 0, poisoned: false }"
+            );
+        },
+    );
 }
 
 #[test]

@@ -13,10 +13,10 @@ use loom::{
     },
     thread,
 };
-use syncthreads::Barrier;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Wake, Waker};
+use syncthreads::Barrier;
 
 /// A wake batch holds 32 wakers (park/tasks.rs): one full batch and a
 /// second pass.

@@ -6,8 +6,8 @@
 mod common;
 use common::{model, panic_message, quiet_expected_panics};
 use loom::{future::block_on, sync::Arc, thread};
-use syncthreads::Barrier;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use syncthreads::Barrier;
 
 #[test]
 fn poison_racing_a_registration_wakes_the_task_which_panics() {

@@ -5,33 +5,45 @@
 //! leaves the task parked forever, which loom reports as a deadlock.
 
 mod common;
-use common::{model, Probe};
+use common::{model, model_reaching, Probe};
 use loom::{sync::Arc, thread};
-use syncthreads::Barrier;
 use std::pin::pin;
+use syncthreads::Barrier;
 
+/// The cases: the first poll found the phase completed, the second did,
+/// or the task waited for the wake through its latest waker.
 #[test]
 fn a_pending_task_is_woken_once_through_its_latest_waker() {
-    model(|| {
-        let barrier = Arc::new(Barrier::new(2));
-        let token = barrier.arrive();
-        let completer = {
-            let barrier = barrier.clone();
-            thread::spawn(move || drop(barrier.arrive()))
-        };
-        let (first, latest) = (Probe::new(), Probe::new());
-        let mut fut = pin!(barrier.wait_async(token));
-        if first.poll(fut.as_mut()).is_pending() {
-            if latest.poll(fut.as_mut()).is_pending() {
+    model_reaching(
+        &[
+            "ready at the first poll",
+            "ready at the second poll",
+            "woken",
+        ],
+        |reach| {
+            let barrier = Arc::new(Barrier::new(2));
+            let token = barrier.arrive();
+            let completer = {
+                let barrier = barrier.clone();
+                thread::spawn(move || drop(barrier.arrive()))
+            };
+            let (first, latest) = (Probe::new(), Probe::new());
+            let mut fut = pin!(barrier.wait_async(token));
+            if first.poll(fut.as_mut()).is_ready() {
+                reach.case("ready at the first poll");
+            } else if latest.poll(fut.as_mut()).is_ready() {
+                reach.case("ready at the second poll");
+            } else {
                 latest.wait_for(1);
                 assert!(latest.poll(fut.as_mut()).is_ready());
                 assert_eq!(first.wakes(), 0, "a replaced waker was woken");
+                reach.case("woken");
             }
-        }
-        completer.join().unwrap();
-        assert!(first.wakes() + latest.wakes() <= 1, "woken twice");
-        assert!(barrier.phase_parity());
-    });
+            completer.join().unwrap();
+            assert!(first.wakes() + latest.wakes() <= 1, "woken twice");
+            assert!(barrier.phase_parity());
+        },
+    );
 }
 
 /// A task waits for two phases in turn (token, then parity) while a thread

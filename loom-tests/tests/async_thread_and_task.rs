@@ -3,13 +3,14 @@
 //! completer's one wake reaches both, and both see every arrival's write.
 
 mod common;
-use common::{model, Slots};
+use common::Slots;
 use loom::{future::block_on, sync::Arc, thread};
 use syncthreads::Barrier;
 
 #[test]
 fn one_completer_wakes_a_parked_thread_and_a_pending_task() {
-    model(|| {
+    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
+    common::model_bounded(2, || {
         let barrier = Arc::new(Barrier::new(3));
         let slots = Arc::new(Slots::new(3));
         let thread_waiter = {

@@ -10,10 +10,10 @@
 //! phases.)
 
 mod common;
-use common::{model, model_bounded, quiet_expected_panics, Slots};
+use common::{model_bounded, quiet_expected_panics, Slots};
 use loom::{sync::Arc, thread};
-use syncthreads::{BlockBarrier, BlockSeat};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use syncthreads::{BlockBarrier, BlockSeat};
 
 // Every sync of these models goes through the helpers below, one call site
 // per kind and receiver, so all threads of a phase sync at the same site:
@@ -59,7 +59,8 @@ fn expected_count(threads: usize, k: usize) -> usize {
 
 #[test]
 fn sync_count_per_phase_never_mixes_phases() {
-    model(|| {
+    // Capped at 1 preemption: the suite's budget (README.md, "Bounds").
+    common::model_bounded(1, || {
         let block = Arc::new(BlockBarrier::new(2));
         let other = {
             let block = block.clone();
@@ -82,7 +83,8 @@ fn sync_count_per_phase_never_mixes_phases() {
 
 #[test]
 fn three_threads_agree_on_sync_and_or() {
-    model(|| {
+    // Capped at 1 preemption: the suite's budget (README.md, "Bounds").
+    common::model_bounded(1, || {
         let block = Arc::new(BlockBarrier::new(3));
         let others: Vec<_> = (1..3)
             .map(|me| {
@@ -102,7 +104,8 @@ fn three_threads_agree_on_sync_and_or() {
 
 #[test]
 fn sync_publishes_writes() {
-    model(|| {
+    // Capped at 1 preemption: the suite's budget (README.md, "Bounds").
+    common::model_bounded(1, || {
         let shared = Arc::new((BlockBarrier::new(2), Slots::new(4)));
         let other = {
             let shared = shared.clone();
@@ -221,7 +224,8 @@ fn a_leaving_seat_clears_the_counter_of_the_phase_it_may_complete() {
 #[test]
 fn a_seat_of_a_poisoned_block_keeps_a_slow_readers_count() {
     quiet_expected_panics();
-    model(|| {
+    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
+    common::model_bounded(2, || {
         let block = Arc::new(BlockBarrier::new(2));
         let fast = {
             let block = block.clone();
@@ -249,4 +253,48 @@ fn a_seat_of_a_poisoned_block_keeps_a_slow_readers_count() {
         fast.join().unwrap();
         slow.join().unwrap();
     });
+}
+
+/// A seat and a seat-less sync racing for a fresh block's mode (a
+/// one-thread block, so that whichever use wins completes its phase
+/// alone): exactly one of them wins, the other panics before it changes
+/// anything, and the winner's sync completes. Both layouts: the seat on the
+/// main thread, then on the spawned one.
+#[test]
+fn a_seat_and_a_seatless_sync_race_for_the_mode() {
+    quiet_expected_panics();
+    for seat_on_main in [true, false] {
+        common::model_reaching(&["seats won", "seat-less won"], move |reach| {
+            let block = Arc::new(BlockBarrier::new(1));
+            let by_seat = {
+                let block = block.clone();
+                move || {
+                    catch_unwind(AssertUnwindSafe(|| {
+                        let seat = block.seat(0);
+                        seat_sync(&seat);
+                    }))
+                    .is_ok()
+                }
+            };
+            let seatless = {
+                let block = block.clone();
+                move || catch_unwind(AssertUnwindSafe(|| sync(&block))).is_ok()
+            };
+            let (seat_won, seatless_won) = if seat_on_main {
+                let other = thread::spawn(seatless);
+                let seat_won = by_seat();
+                (seat_won, other.join().unwrap())
+            } else {
+                let other = thread::spawn(by_seat);
+                let seatless_won = seatless();
+                (other.join().unwrap(), seatless_won)
+            };
+            assert!(seat_won != seatless_won, "exactly one use wins the mode");
+            reach.case(if seat_won {
+                "seats won"
+            } else {
+                "seat-less won"
+            });
+        });
+    }
 }

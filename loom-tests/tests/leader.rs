@@ -3,7 +3,6 @@
 //! phases (parity 0, 1, 0).
 
 mod common;
-use common::model;
 use loom::{
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -16,7 +15,8 @@ use syncthreads::Barrier;
 /// `threads` threads run `phases` rounds of `arrive_and_wait`; each phase
 /// must have had exactly one leader.
 fn one_leader_per_phase(threads: usize, phases: usize) {
-    model(move || {
+    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
+    common::model_bounded(2, move || {
         let barrier = Arc::new(Barrier::new(threads));
         let leaders: Arc<Vec<AtomicUsize>> =
             Arc::new((0..phases).map(|_| AtomicUsize::new(0)).collect());

@@ -3,7 +3,7 @@
 //! (parity 0, 1, 0: the parity wraps).
 
 mod common;
-use common::{model, Slots};
+use common::Slots;
 use loom::{sync::Arc, thread};
 use syncthreads::Barrier;
 
@@ -11,7 +11,8 @@ const PHASES: usize = 3;
 
 #[test]
 fn wait_parity_sees_the_phase_writes() {
-    model(|| {
+    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
+    common::model_bounded(2, || {
         // Slot (parity, thread), double-buffered as in split_arrive_wait.
         let shared = Arc::new((Barrier::new(2), Slots::new(4)));
         let tokened = {

@@ -12,7 +12,8 @@ use syncthreads::{Barrier, Completion};
 /// last or not, completes it and wakes both.
 #[test]
 fn completer_wakes_every_parked_waiter() {
-    model(|| {
+    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
+    common::model_bounded(2, || {
         let barrier = Arc::new(Barrier::new(3));
         let waiters: Vec<_> = (0..2)
             .map(|_| {

@@ -14,8 +14,8 @@ use loom::{
     },
     thread,
 };
-use syncthreads::Barrier;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use syncthreads::Barrier;
 
 /// Runs `f`, which must panic; returns its message.
 fn panics(f: impl FnOnce()) -> String {

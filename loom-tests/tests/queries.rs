@@ -7,12 +7,12 @@
 //! schedules, so the poller's own arrival (where it has one) does not order
 //! the read either.
 //!
-//! A poller that does not arrive only reads the barrier, so it runs on a
-//! spawned thread and the writer on the main thread, which loom runs first:
-//! the other way round, loom never let the writer's arrival land before the
-//! first poll (the writer reads the word before its CAS, and loom checks a
-//! write only against the last access, here the writer's own read; see
-//! `README.md`, "Which thread runs first").
+//! A poller that does not arrive only reads the barrier; it runs on the
+//! main thread (which loom runs first) and on a spawned one. On an
+//! unpatched loom the main-thread layout never let the writer's arrival
+//! land before the first poll (the writer reads the word before its CAS,
+//! and loom checked a write only against the last access, the writer's own
+//! read; see `README.md`, "Which thread runs first").
 
 mod common;
 use common::{model, model_reaching, Reach, Slots};
@@ -59,41 +59,55 @@ fn polling_try_wait_then_reading_the_phase_data() {
 /// The observer's cases: its first poll saw the phase completed, or a later one.
 const CASES: &[&str] = &["at once", "later"];
 
-/// Spawns an observer of phase 0 (it does not arrive) that polls `done`
-/// until it holds and then reads slot 0; the main thread writes slot 0 and
-/// arrives, completing the phase of a barrier expecting one arrival. Both
-/// cases must come up: the first poll sees the phase completed, or a later
-/// one does.
-fn observe(reach: &Reach, done: fn(&Barrier) -> bool) {
-    let shared = Arc::new((Barrier::new(1), Slots::new(1)));
-    let poller = {
-        let (shared, reach) = (shared.clone(), reach.clone());
-        thread::spawn(move || {
-            let (barrier, slots) = &*shared;
-            reach.case(if poll(|| done(barrier)) {
-                "at once"
+/// An observer of phase 0 (it does not arrive) polls `done` until it holds
+/// and then reads slot 0; the other thread writes slot 0 and arrives,
+/// completing the phase of a barrier expecting one arrival. Both layouts
+/// (the observer on the main thread, which loom runs first, and on the
+/// spawned one), and in each both cases must come up: the first poll sees
+/// the phase completed, or a later one does.
+fn observe(done: fn(&Barrier) -> bool) {
+    for observer_on_main in [true, false] {
+        model_reaching(CASES, move |reach| {
+            let shared = Arc::new((Barrier::new(1), Slots::new(1)));
+            let look = move |shared: &(Barrier, Slots), reach: &Reach| {
+                let (barrier, slots) = shared;
+                reach.case(if poll(|| done(barrier)) {
+                    "at once"
+                } else {
+                    "later"
+                });
+                assert_eq!(slots.get(0), 7);
+            };
+            let write = |shared: &(Barrier, Slots)| {
+                shared.1.set(0, 7);
+                drop(shared.0.arrive());
+            };
+            let other = {
+                let (shared, reach) = (shared.clone(), reach.clone());
+                thread::spawn(move || {
+                    if observer_on_main {
+                        write(&shared)
+                    } else {
+                        look(&shared, &reach)
+                    }
+                })
+            };
+            if observer_on_main {
+                look(&shared, reach)
             } else {
-                "later"
-            });
-            assert_eq!(slots.get(0), 7);
-        })
-    };
-    let (barrier, slots) = &*shared;
-    slots.set(0, 7);
-    drop(barrier.arrive());
-    poller.join().unwrap();
+                write(&shared)
+            }
+            other.join().unwrap();
+        });
+    }
 }
 
 #[test]
 fn polling_try_wait_parity_then_reading_the_phase_data() {
-    model_reaching(CASES, |reach| {
-        observe(reach, |barrier| barrier.try_wait_parity(false))
-    });
+    observe(|barrier| barrier.try_wait_parity(false))
 }
 
 #[test]
 fn polling_phase_parity_then_reading_the_phase_data() {
-    model_reaching(CASES, |reach| {
-        observe(reach, |barrier| barrier.phase_parity())
-    });
+    observe(|barrier| barrier.phase_parity())
 }

@@ -5,7 +5,7 @@
 //! race-free if the barrier orders it after the other thread's read.
 
 mod common;
-use common::{model, Slots};
+use common::Slots;
 use loom::{sync::Arc, thread};
 use syncthreads::Barrier;
 
@@ -27,7 +27,8 @@ fn participant(barrier: &Barrier, slots: &Slots, me: usize) {
 
 #[test]
 fn writes_before_arrive_are_visible_after_wait() {
-    model(|| {
+    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
+    common::model_bounded(2, || {
         let shared = Arc::new((Barrier::new(THREADS), Slots::new(2 * THREADS)));
         let other = {
             let shared = shared.clone();

@@ -15,8 +15,8 @@ use loom::{
     },
     thread,
 };
-use syncthreads::Team;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use syncthreads::Team;
 
 /// A team of `seats` seats, fan-in 2, no flat shortcut.
 fn team(seats: usize) -> Arc<Team> {
@@ -108,9 +108,9 @@ fn three_seats_climb_to_the_root() {
 
 /// The root's combined arrival races an observer that does not arrive: a
 /// parity waiter (parked or not) sees both seats' writes once it returns.
-/// The observer only reads, and here it is the thread loom runs first, so
-/// the phase never completes before its first look (`README.md`, "Which
-/// thread runs first"); the model below has the other layout.
+/// The observer only reads, and here it is the thread loom runs first: on
+/// loom 0.7.3 the phase never completed before its first look (`README.md`,
+/// "The patched loom"); the model below has the other layout.
 #[test]
 fn the_root_arrival_races_a_parity_waiter() {
     model(|| {

@@ -8,8 +8,8 @@
 
 mod common;
 use common::{
-    counted, model, model_bounded, model_reaching, panic_message, quiet_expected_panics, word,
-    Slots,
+    counted, model, model_reaching, model_reaching_bounded, panic_message, quiet_expected_panics,
+    word, Slots,
 };
 use loom::{
     sync::{
@@ -18,8 +18,8 @@ use loom::{
     },
     thread,
 };
-use syncthreads::Team;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use syncthreads::Team;
 
 fn odd_phase<F: syncthreads::Completion>(team: &Team<F>) -> bool {
     word(team).contains("phase_parity: true")
@@ -31,7 +31,8 @@ fn odd_phase<F: syncthreads::Completion>(team: &Team<F>) -> bool {
 #[test]
 fn a_join_races_the_completing_arrival() {
     quiet_expected_panics();
-    model(|| {
+    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
+    common::model_bounded(2, || {
         let team = Arc::new(Team::with_capacity_and_shape(1, 2, 2, 0));
         let slots = Arc::new(Slots::new(1));
         let stayer = {
@@ -77,7 +78,8 @@ fn a_join_races_the_completing_arrival() {
 /// meet in every phase; rank 1 is never handed out while it is counted.
 #[test]
 fn a_join_races_a_leave_at_the_same_node() {
-    model(|| {
+    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
+    common::model_bounded(2, || {
         let team = Arc::new(Team::with_capacity_and_shape(2, 4, 4, 0));
         let leaver = {
             let team = team.clone();
@@ -121,11 +123,11 @@ fn a_join_races_a_leave_at_the_same_node() {
 #[test]
 fn a_join_revives_an_empty_leaf_while_a_leave_climbs() {
     quiet_expected_panics();
-    // Capped at 2 preemptions: at 3 the schedules grow past the suite's
-    // budget, and the races it is about (the attach at the root between the
-    // pair's climbs, the revival before or after the leaf's last climb)
-    // need one preemption each.
-    common::model_bounded(2, || {
+    // Capped at 1 preemption: at 2 the patched loom's schedules grow past
+    // the suite's budget, and the races it is about (the attach at the root
+    // between the pair's climbs, the revival before or after the leaf's
+    // last climb) need one preemption each (README.md, "Bounds").
+    common::model_bounded(1, || {
         let team = Arc::new(Team::with_capacity_and_shape(2, 4, 2, 0));
         let slots = Arc::new(Slots::new(2));
         let pair = {
@@ -173,7 +175,8 @@ fn a_join_revives_an_empty_leaf_while_a_leave_climbs() {
 /// to it. Rank 0 completes phase 0 alone, or with the joined seat.
 #[test]
 fn a_join_in_the_completion_window_joins_the_next_phase() {
-    model(|| {
+    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
+    common::model_bounded(2, || {
         let slots = Arc::new(Slots::new(1));
         let runs = Arc::new(AtomicUsize::new(0));
         let team = {
@@ -214,37 +217,62 @@ fn a_join_in_the_completion_window_joins_the_next_phase() {
     });
 }
 
-/// A join whose first look at the table straddles a phase's completion: it
-/// may read the word of phase 0 and then the entries of phase 1, where
-/// rank 1 arrived and left from phase 2 on (its rank is free from phase 3:
-/// nothing is free while this model runs). Whatever it reads, the join
-/// finds the team full (when its first look was fooled, after joining and
-/// leaving again at once), and the team ends as if it had not been called.
+/// A join whose first look at the table straddles phases: it may read the
+/// word of phase 0 and then the entries of phase 2, where rank 1 arrived
+/// in phases 0 and 1 and left from phase 2 on (its rank is free from phase
+/// 3), and rank 0's entry already says 3 (stored before its phase-2
+/// arrival): read against phase 0 the table says phase 4, and rank 1 looks
+/// free. If the join's RMW lands in phase 2 (before rank 0's phase-2
+/// arrival), the look after it finds the team full, and the join leaves
+/// again at once (`event:team-join-leaves-again`, the path this model is
+/// for: with the first look trusted it panicked, leaving the team owing an
+/// arrival); a join that lands in phase 3 takes rank 1, whose seat is
+/// dropped before its first arrival. Either way the team ends in phase 3
+/// with rank 0 alone, as if the join had not been called.
 #[test]
 fn a_join_whose_look_straddles_a_completion_finds_the_team_full() {
-    // Bound 2 reaches the straddle: one preemption inside the first look.
-    model_bounded(2, || {
-        let team = Arc::new(Team::with_capacity(2, 2));
-        let joiner = {
-            let team = team.clone();
-            thread::spawn(move || {
-                assert!(team.join().is_none(), "rank 1 is free from phase 3 only");
-            })
-        };
-        let (first, second) = (team.seat(0), team.seat(1));
-        drop(second.arrive());
-        drop(first.arrive()); // completes phase 0
-        drop(second.arrive());
-        drop(second); // leaves from phase 2 on
-                      // Completed by this arrival, or by the join leaving again at once.
-        first.arrive_and_wait();
-        joiner.join().unwrap();
-        std::mem::forget(first);
-        assert_eq!(
-            word(&team),
-            "Barrier { phase_parity: false, pending: 1, expected: 1, tx: 0, poisoned: false }"
-        );
-    });
+    // Bound 2 reaches the straddle (the join's word read before phase 0
+    // completes, its entries read after rank 0's phase-2 entry, its RMW
+    // before rank 0's phase-2 arrival): the main thread's wait for phase 1
+    // or 2 is one of the switches, so two preemptions suffice.
+    model_reaching_bounded(
+        2,
+        &[
+            "refused at first look",
+            "event:team-join-leaves-again",
+            "joined phase 3",
+        ],
+        |reach| {
+            let team = Arc::new(Team::with_capacity(2, 2));
+            let joiner = {
+                let team = team.clone();
+                let reach = reach.clone();
+                thread::spawn(move || match team.join() {
+                    Some(seat) => {
+                        assert_eq!(seat.rank(), 1);
+                        reach.case("joined phase 3");
+                        drop(seat);
+                    }
+                    None => reach.case("refused at first look"),
+                })
+            };
+            let (first, second) = (team.seat(0), team.seat(1));
+            drop(second.arrive());
+            drop(first.arrive()); // completes phase 0
+            drop(second.arrive());
+            drop(second); // leaves from phase 2 on
+            first.arrive_and_wait(); // completes phase 1
+                                     // Completes phase 2, unless the join landed in it: then the
+                                     // join's leaving again does.
+            first.arrive_and_wait();
+            joiner.join().unwrap();
+            std::mem::forget(first);
+            assert_eq!(
+                word(&team),
+                "Barrier { phase_parity: true, pending: 1, expected: 1, tx: 0, poisoned: false }"
+            );
+        },
+    );
 }
 
 /// Since a joined seat's leave before its first arrival reaches its leaf

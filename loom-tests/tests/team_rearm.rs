@@ -5,7 +5,7 @@
 //! in, and every phase completes exactly once with the right counts.
 
 mod common;
-use common::{counted, model, word, Slots};
+use common::{counted, word, Slots};
 use loom::{
     sync::{atomic::Ordering, Arc},
     thread,
@@ -33,7 +33,8 @@ use loom::{
 /// S alone.
 #[test]
 fn a_leave_folds_into_a_completed_round_before_its_re_arm() {
-    model(|| {
+    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
+    common::model_bounded(2, || {
         let (team, runs) = counted(5, 6, 2);
         for rank in 1..4 {
             drop(team.seat(rank));
@@ -85,7 +86,8 @@ fn a_leave_folds_into_a_completed_round_before_its_re_arm() {
 /// and phase 2 owes seats 1 and 2.
 #[test]
 fn a_join_and_a_leave_land_between_the_completing_add_and_the_re_arm() {
-    model(|| {
+    // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
+    common::model_bounded(2, || {
         let (team, runs) = counted(2, 4, 4);
         let stayer = {
             let team = team.clone();

@@ -5,53 +5,74 @@
 //! visible, `Err` hands the token back and the arrival still counts.
 
 mod common;
-use common::{model, model_reaching, Slots};
+use common::{model_reaching, Slots};
 use loom::{sync::Arc, thread};
-use syncthreads::Barrier;
 use std::time::Duration;
+use syncthreads::Barrier;
 
 const TIMEOUT: Duration = Duration::from_millis(2);
 
+/// Both layouts: the timed waiter on the main thread (which loom runs
+/// first), then on the spawned thread. Each must come through both
+/// outcomes.
 #[test]
 fn wait_timeout_races_the_completion() {
-    model(|| {
-        let shared = Arc::new((Barrier::new(2), Slots::new(1)));
-        let completer = {
-            let shared = shared.clone();
-            thread::spawn(move || {
+    for waiter_on_main in [true, false] {
+        model_reaching(&["in time", "timed out"], move |reach| {
+            let shared = Arc::new((Barrier::new(2), Slots::new(1)));
+            let complete = |shared: &(Barrier, Slots)| {
                 shared.1.set(0, 7);
                 drop(shared.0.arrive());
-            })
-        };
-        let (barrier, slots) = &*shared;
-        let token = barrier.arrive();
-        match barrier.wait_timeout(token, TIMEOUT) {
-            Ok(()) => assert_eq!(slots.get(0), 7),
-            Err(token) => {
-                // The arrival stands: the completer's arrival alone ends the phase.
-                barrier.wait(token);
-                assert_eq!(slots.get(0), 7);
+            };
+            let wait = |shared: &(Barrier, Slots), reach: &common::Reach| {
+                let (barrier, slots) = shared;
+                let token = barrier.arrive();
+                match barrier.wait_timeout(token, TIMEOUT) {
+                    Ok(()) => {
+                        reach.case("in time");
+                        assert_eq!(slots.get(0), 7);
+                    }
+                    Err(token) => {
+                        reach.case("timed out");
+                        // The arrival stands: the other arrival alone ends the phase.
+                        barrier.wait(token);
+                        assert_eq!(slots.get(0), 7);
+                    }
+                }
+            };
+            let other = {
+                let (shared, reach) = (shared.clone(), reach.clone());
+                thread::spawn(move || {
+                    if waiter_on_main {
+                        complete(&shared)
+                    } else {
+                        wait(&shared, &reach)
+                    }
+                })
+            };
+            if waiter_on_main {
+                wait(&shared, reach)
+            } else {
+                complete(&shared)
             }
-        }
-        completer.join().unwrap();
-        assert!(barrier.phase_parity());
-    });
+            other.join().unwrap();
+            assert!(shared.0.phase_parity());
+        });
+    }
 }
 
-/// The waiter does not arrive, so it only reads the barrier: it runs on a
-/// spawned thread and the completer on the main thread, which loom runs
-/// first. The other way round, every execution timed out (the completer's
-/// CAS never landed before the waiter's first loads: see `README.md`,
-/// "Which thread runs first"), and `true` was never checked; the model
-/// now requires both outcomes.
+/// The waiter does not arrive, so it only reads the barrier; it runs on the
+/// main thread (which loom runs first), then on the spawned thread. With
+/// loom's tracking of one last access per atomic, the main-thread layout
+/// never saw the completion in time (`README.md`, "Which thread runs
+/// first"); on the patched loom both layouts reach both outcomes.
 #[test]
 fn wait_parity_timeout_races_the_completion() {
-    model_reaching(&["in time", "timed out"], |reach| {
-        let shared = Arc::new((Barrier::new(1), Slots::new(1)));
-        let waiter = {
-            let (shared, reach) = (shared.clone(), reach.clone());
-            thread::spawn(move || {
-                let (barrier, slots) = &*shared;
+    for waiter_on_main in [true, false] {
+        model_reaching(&["in time", "timed out"], move |reach| {
+            let shared = Arc::new((Barrier::new(1), Slots::new(1)));
+            let wait = |shared: &(Barrier, Slots), reach: &common::Reach| {
+                let (barrier, slots) = shared;
                 if barrier.wait_parity_timeout(false, TIMEOUT) {
                     reach.case("in time");
                     assert_eq!(slots.get(0), 7);
@@ -60,10 +81,27 @@ fn wait_parity_timeout_races_the_completion() {
                     barrier.wait_parity(false);
                     assert_eq!(slots.get(0), 7);
                 }
-            })
-        };
-        shared.1.set(0, 7);
-        drop(shared.0.arrive());
-        waiter.join().unwrap();
-    });
+            };
+            let complete = |shared: &(Barrier, Slots)| {
+                shared.1.set(0, 7);
+                drop(shared.0.arrive());
+            };
+            let other = {
+                let (shared, reach) = (shared.clone(), reach.clone());
+                thread::spawn(move || {
+                    if waiter_on_main {
+                        complete(&shared)
+                    } else {
+                        wait(&shared, &reach)
+                    }
+                })
+            };
+            if waiter_on_main {
+                wait(&shared, reach)
+            } else {
+                complete(&shared)
+            }
+            other.join().unwrap();
+        });
+    }
 }

@@ -4,7 +4,7 @@
 //! completes exactly when both happened, and the waiter sees the data.
 
 mod common;
-use common::{model, Slots};
+use common::Slots;
 use loom::{sync::Arc, thread};
 use syncthreads::Barrier;
 
@@ -27,7 +27,9 @@ fn copy_engine(barrier: &Barrier, slots: &Slots, split: bool) {
 }
 
 fn run(split: bool) {
-    model(move || {
+    // The split variant capped at 2 preemptions: the suite's budget
+    // (README.md, "Bounds").
+    common::model_bounded(if split { 2 } else { usize::MAX }, move || {
         let shared = Arc::new((Barrier::new(1), Slots::new(2)));
         let engine = {
             let shared = shared.clone();

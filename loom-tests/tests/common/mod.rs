@@ -32,16 +32,58 @@ pub fn model_with<F: Fn() + Sync + Send + 'static>(max: usize, branches: Option<
     builder.preemption_bound = Some(bound);
     let executions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = executions.clone();
+    let start = std::time::Instant::now();
     builder.check(move || {
         // Relaxed: a statistic, read after `check` returns on this thread.
         counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         f()
     });
-    eprintln!(
-        "loom: {} executions (preemption bound {:?})",
+    let (name, executions) = (
+        model_name(),
         executions.load(std::sync::atomic::Ordering::Relaxed),
-        builder.preemption_bound
     );
+    // One write each, so that the lines of models running in parallel do
+    // not interleave.
+    let line = format!(
+        "loom: {name} {executions} executions (preemption bound {bound}, {:.1} s)\n",
+        start.elapsed().as_secs_f64()
+    );
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    // `.ci/loom` reads the counts from this file (appended to, one line
+    // per model, in one write).
+    if let Some(path) = std::env::var_os("LOOM_COUNTS") {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .expect("LOOM_COUNTS names a writable file");
+        let entry = format!("{name} {executions}\n");
+        std::io::Write::write_all(&mut file, entry.as_bytes()).expect("the count is written");
+    }
+}
+
+/// `FILE::TEST` of the running model (the test binary's name without its
+/// hash, and the test thread's name), with `#2`, `#3` for a test's later
+/// models: the key of its count in `counts.txt`, which `.ci/loom` checks.
+fn model_name() -> String {
+    static RUNS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let binary = std::env::args().next().unwrap_or_default();
+    let binary = std::path::Path::new(&binary)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("model");
+    let file = binary.rsplit_once('-').map_or(binary, |(file, _hash)| file);
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("main")
+        .replace("::", ".");
+    let name = format!("{file}::{test}");
+    let mut runs = RUNS.lock().unwrap();
+    runs.push(name.clone());
+    match runs.iter().filter(|run| **run == name).count() {
+        1 => name,
+        n => format!("{name}#{n}"),
+    }
 }
 
 /// [`model`], for a model whose executions fall into named cases (a timed
@@ -55,13 +97,35 @@ pub fn model_reaching<F>(cases: &'static [&'static str], f: F)
 where
     F: Fn(&Reach) + Sync + Send + 'static,
 {
+    model_reaching_bounded(usize::MAX, cases, f)
+}
+
+/// [`model_reaching`] with the preemption bound capped at `max`. A case
+/// `event:NAME` is reached when the crate marked the internal path `NAME`
+/// (`syncthreads::take_model_events`, under `--cfg loom` only) in some
+/// execution.
+pub fn model_reaching_bounded<F>(max: usize, cases: &'static [&'static str], f: F)
+where
+    F: Fn(&Reach) + Sync + Send + 'static,
+{
+    let _ = syncthreads::take_model_events();
     let reach = Reach {
         cases,
         seen: Default::default(),
     };
     let inner = reach.clone();
-    model(move || f(&inner));
-    let seen = reach.seen.lock().unwrap();
+    model_bounded(max, move || f(&inner));
+    let mut seen = reach.seen.lock().unwrap();
+    // The internal paths the crate marked (`sync::model_event`), named
+    // `event:NAME` among the cases.
+    for event in syncthreads::take_model_events() {
+        if let Some(case) = cases
+            .iter()
+            .find(|case| case.strip_prefix("event:") == Some(event))
+        {
+            seen.insert(case);
+        }
+    }
     for case in cases {
         assert!(
             seen.contains(case),
@@ -134,6 +198,7 @@ pub fn quiet_expected_panics() {
                 || message.starts_with("syncthreads: divergent __syncthreads")
                 || message.contains("the barrier is retired")
                 || message.contains("a seat arrives once per phase")
+                || message.contains("used either through seats or seat-less")
                 || message == "boom";
             if !expected {
                 default(info);
@@ -153,32 +218,36 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// A waker for hand-polled futures in the models: counts its wakes (a loom
-/// atomic) and unparks the model thread that made it.
+/// A waker for hand-polled futures in the models: it only counts its wakes
+/// (a loom atomic), as the batch models' wakers do. It unparks nobody: a
+/// loom `unpark` hands the woken thread everything the waker did, even when
+/// that thread never parks on it, an ordering no real executor gives a task
+/// that is not polled because of the wake. A task that waits for a wake
+/// polls the count ([`Probe::wait_for`]), as an executor's queue would be.
 pub struct Probe {
     wakes: loom::sync::atomic::AtomicUsize,
-    thread: loom::thread::Thread,
 }
 
 impl Probe {
     pub fn new() -> std::sync::Arc<Probe> {
         std::sync::Arc::new(Probe {
             wakes: loom::sync::atomic::AtomicUsize::new(0),
-            thread: loom::thread::current(),
         })
     }
 
     /// How often it was woken.
     pub fn wakes(&self) -> usize {
-        // Acquire: a wake seen here comes with what the waker did before it.
+        // Acquire: a wake seen here comes with what the waker did before it
+        // (an executor's run queue hands a woken task over so).
         self.wakes.load(std::sync::atomic::Ordering::Acquire)
     }
 
-    /// Parks the calling model thread until the probe has been woken
-    /// `n` times (a lost wake-up is a deadlock loom reports).
+    /// Waits until the probe has been woken `n` times, yielding to the
+    /// other model threads between looks (a lost wake-up leaves this loop
+    /// alone with nothing to yield to: loom fails the model).
     pub fn wait_for(&self, n: usize) {
         while self.wakes() < n {
-            loom::thread::park();
+            loom::thread::yield_now();
         }
     }
 
@@ -201,7 +270,6 @@ impl std::task::Wake for Probe {
         // Release: pairs with `wakes`.
         self.wakes
             .fetch_add(1, std::sync::atomic::Ordering::Release);
-        self.thread.unpark();
     }
 }
 
@@ -244,4 +312,35 @@ pub fn counted(
         )
     };
     (loom::sync::Arc::new(team), runs)
+}
+
+/// A two-thread model in both layouts: `setup` makes the shared state,
+/// one role runs on the main thread (which loom runs first) and the other
+/// on a spawned thread, then the other way round; `check` runs on the main
+/// thread after both. Each layout is a [`model_reaching`] model of its own
+/// (the second's count is `NAME#2`), and each must reach every case.
+pub fn both_layouts<S: Send + Sync + 'static>(
+    cases: &'static [&'static str],
+    setup: fn() -> S,
+    first: fn(&S, &Reach),
+    second: fn(&S, &Reach),
+    check: fn(&S),
+) {
+    for swapped in [false, true] {
+        model_reaching(cases, move |reach| {
+            let shared = loom::sync::Arc::new(setup());
+            let (on_main, spawned) = if swapped {
+                (second, first)
+            } else {
+                (first, second)
+            };
+            let other = {
+                let (shared, reach) = (shared.clone(), reach.clone());
+                loom::thread::spawn(move || spawned(&shared, &reach))
+            };
+            on_main(&shared, reach);
+            other.join().unwrap();
+            check(&shared);
+        });
+    }
 }
