@@ -5,7 +5,6 @@
 
 mod common;
 use common::{dbg, panic_message, panic_of, scaled, watchdog};
-use syncthreads::Barrier;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
@@ -14,6 +13,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 use std::time::Duration;
+use syncthreads::Barrier;
 
 /// A waker that counts its wakes and unparks the thread that made it: the
 /// whole executor of [`block_on`], and a probe for "woken once, through the

@@ -3,8 +3,8 @@
 mod common;
 
 use common::{mix, panic_of as panic_message, watchdog};
-use syncthreads::{Barrier, BlockBarrier};
 use std::sync::atomic::{AtomicU64, Ordering};
+use syncthreads::{Barrier, BlockBarrier};
 
 /// Thread `rank`'s predicate in phase `phase` of a group of `n`: the density
 /// changes per phase (from none to all), the choice of threads per thread.

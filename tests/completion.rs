@@ -5,13 +5,13 @@
 mod common;
 
 use common::{dbg, panic_message, running, scaled, watchdog};
-use syncthreads::{ArrivalToken, Barrier};
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
+use syncthreads::{ArrivalToken, Barrier};
 
 #[test]
 fn completion_runs_once_per_phase_when_the_last_arrival_lands() {

@@ -3,11 +3,11 @@
 //! of its own, where no other test looks at `stalls()`.
 #![cfg(feature = "diagnostics")]
 
-use syncthreads::diagnostics::{stalls, Stall};
-use syncthreads::Barrier;
 use std::future::Future;
 use std::task::{Context, Waker};
 use std::time::{Duration, Instant};
+use syncthreads::diagnostics::{stalls, Stall};
+use syncthreads::Barrier;
 
 /// The stalls of a `Barrier` once some time has passed since the wait
 /// began (`stalls(ZERO)` lists a wait only once it is older than zero);

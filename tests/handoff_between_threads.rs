@@ -5,9 +5,9 @@
 mod common;
 
 use common::{dbg, running, watchdog};
-use syncthreads::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::thread;
+use syncthreads::Barrier;
 
 #[test]
 fn split_arrive_wait_publishes_writes_made_before_the_arrive() {

@@ -4,10 +4,10 @@
 mod common;
 
 use common::{mix, panic_message as message, panic_of as panic_message, scaled, watchdog};
-use syncthreads::{launch, Block};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
+use syncthreads::{launch, Block};
 
 /// A kernel that uses everything a `Block` offers: ranks, a shared-memory
 /// exchange ordered by `sync`, and the reductions, checked in every thread.

@@ -10,11 +10,11 @@
 mod common;
 
 use common::{panic_message, watchdog};
-use syncthreads::{launch, Barrier, Team};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
+use syncthreads::{launch, Barrier, Team};
 
 /// The messages the panic hook saw since the last `take`.
 static REPORTED: Mutex<Vec<String>> = Mutex::new(Vec::new());

@@ -10,11 +10,11 @@ mod common;
 #[cfg(debug_assertions)]
 use common::panic_of;
 use common::{assert_misuse, dbg, running};
-use syncthreads::Barrier;
 use std::hint::black_box;
 use std::time::Duration;
 #[cfg(debug_assertions)]
 use std::time::Instant;
+use syncthreads::Barrier;
 
 // ---- construction ------------------------------------------------------
 
@@ -364,9 +364,11 @@ fn retired_barrier_refuses_every_arrive_and_tx_and_stays_retired() {
     assert_misuse(&b, "syncthreads: arrive(): the barrier is retired", || {
         b.arrive()
     });
-    assert_misuse(&b, "syncthreads: arrive_n(1): the barrier is retired", || {
-        b.arrive_n(1)
-    });
+    assert_misuse(
+        &b,
+        "syncthreads: arrive_n(1): the barrier is retired",
+        || b.arrive_n(1),
+    );
     assert_misuse(
         &b,
         "syncthreads: arrive_and_wait(): the barrier is retired",
@@ -387,9 +389,11 @@ fn retired_barrier_refuses_every_arrive_and_tx_and_stays_retired() {
         "syncthreads: arrive_tx(1, 1): the barrier is retired",
         || b.arrive_tx(1, 1),
     );
-    assert_misuse(&b, "syncthreads: expect_tx(0): the barrier is retired", || {
-        b.expect_tx(0)
-    });
+    assert_misuse(
+        &b,
+        "syncthreads: expect_tx(0): the barrier is retired",
+        || b.expect_tx(0),
+    );
     assert_misuse(
         &b,
         "syncthreads: complete_tx(0): the barrier is retired",

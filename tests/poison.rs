@@ -5,12 +5,12 @@
 mod common;
 
 use common::{dbg, panic_message, panic_of, watchdog};
-use syncthreads::{ArrivalToken, Barrier, Completion};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
+use syncthreads::{ArrivalToken, Barrier, Completion};
 
 /// Runs every arrive, tx and wait operation on a poisoned `b` and checks each
 /// panics with `prefix` followed by `(seen by <op>)`, leaving the word as it
@@ -430,7 +430,8 @@ fn poison_during_the_completion_makes_every_arrive_and_wait_panic() {
         let message =
             result.expect_err("an arrive_and_wait returned although phase 0 never completed");
         assert!(
-            message.starts_with("syncthreads: barrier poisoned by poison() (seen by arrive_and_wait"),
+            message
+                .starts_with("syncthreads: barrier poisoned by poison() (seen by arrive_and_wait"),
             "{message}"
         );
     }

@@ -10,13 +10,13 @@
 //! and wrong results; loom-tests/ covers the memory orderings.
 #![cfg(shuttle)]
 
-use syncthreads::{Barrier, BlockBarrier, Completion, Team, WarpBarrier};
 use shuttle::sync::atomic::{AtomicUsize, Ordering};
 use shuttle::sync::Arc;
 use shuttle::thread;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
+use syncthreads::{Barrier, BlockBarrier, Completion, Team, WarpBarrier};
 
 /// Schedules per test: `SHUTTLE_ITERATIONS`, or 1000.
 fn iterations() -> usize {
@@ -220,8 +220,9 @@ fn poison_mid_run(threads: usize, at: usize) {
         for other in others {
             let message = other.join().unwrap();
             assert!(
-                message
-                    .starts_with("syncthreads: barrier poisoned by poison() (seen by arrive_and_wait"),
+                message.starts_with(
+                    "syncthreads: barrier poisoned by poison() (seen by arrive_and_wait"
+                ),
                 "{message}"
             );
         }
@@ -566,10 +567,7 @@ fn team_churn(
                                 }
                             };
                             let rank = seat.rank();
-                            assert!(
-                                ledger.lock().unwrap().join(rank),
-                                "rank {rank} taken twice"
-                            );
+                            assert!(ledger.lock().unwrap().join(rank), "rank {rank} taken twice");
                             for _ in 0..(t + round) % 2 {
                                 ledger.lock().unwrap().publish(rank);
                                 seat.arrive_and_wait();

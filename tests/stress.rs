@@ -4,10 +4,10 @@
 mod common;
 
 use common::{dbg, running, watchdog};
-use syncthreads::Barrier;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
+use syncthreads::Barrier;
 
 #[test]
 fn sixteen_threads_twenty_thousand_phases_of_arrive_and_wait() {

@@ -9,10 +9,10 @@
 mod common;
 
 use common::{dbg, running, watchdog};
-use syncthreads::Barrier;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::LazyLock;
+use syncthreads::Barrier;
 
 const CHILD_ENV: &str = "SYNCTHREADS_TEST_THREAD_EXIT_CHILD";
 

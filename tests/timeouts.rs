@@ -5,10 +5,10 @@
 mod common;
 
 use common::{dbg, running, watchdog};
-use syncthreads::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
+use syncthreads::Barrier;
 
 #[test]
 fn zero_timeout_on_an_open_phase_hands_the_token_back_and_keeps_the_arrival() {

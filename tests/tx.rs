@@ -5,8 +5,8 @@
 mod common;
 
 use common::{dbg, running};
-use syncthreads::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use syncthreads::Barrier;
 
 const MAX_TX: i64 = Barrier::MAX_TX as i64;
 

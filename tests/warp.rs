@@ -5,9 +5,9 @@
 mod common;
 
 use common::{panic_of as panic_message, watchdog};
-use syncthreads::WarpBarrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
+use syncthreads::WarpBarrier;
 
 /// Every lane of `mask` writes its slot, syncs, checks every slot of the
 /// mask, and syncs again before the next round overwrites it.
