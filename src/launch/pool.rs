@@ -573,7 +573,7 @@ struct Crowd {
 impl Crowd {
     fn enter(threads: usize) -> Crowd {
         static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-        let cores = *CORES.get_or_init(|| thread_cores());
+        let cores = *CORES.get_or_init(thread_cores);
         // Relaxed: a hint; no data rides on it.
         let running = RUNNING.fetch_add(threads, std::sync::atomic::Ordering::Relaxed) + threads;
         Crowd {
