@@ -178,7 +178,7 @@ fn a_seat_leaves_while_its_group_is_mid_phase() {
 }
 
 /// The same on a flat team (no tree: the default for two seats): the leave
-/// is a drop without an arrival while phase 0 runs (`Op::SeatLeave`), an
+/// is a drop without an arrival while phase 0 runs (`Op::LeaveAfter`), an
 /// arrival and a drop in phase 1 once phase 0 completed.
 #[test]
 fn a_flat_seat_leaves_while_the_phase_runs() {
