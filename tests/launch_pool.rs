@@ -308,6 +308,38 @@ fn a_thread_that_cannot_be_spawned_panics_clearly_and_leaves_nothing_waiting() {
 }
 
 #[test]
+fn a_spawn_failing_after_ranks_started_ends_them_and_leaves_nothing_waiting() {
+    if cfg!(miri) {
+        return; // Miri does not fail spawns for their stack size
+    }
+    // Two idle threads with ordinary stacks; then no new thread can start.
+    let launcher = Launcher::new();
+    assert_eq!(launcher.launch(3, |b| b.sync_count(true)), [3; 3]);
+    assert_eq!(launcher.live_threads(), 2);
+    let launcher = launcher.stack_size(usize::MAX / 4);
+    let started = AtomicUsize::new(0);
+    let message = watchdog(60, String::new, || {
+        panic_of(|| {
+            launcher.launch(5, |block| {
+                started.fetch_add(1, Ordering::Relaxed);
+                // Ranks 1 and 2 run on the idle threads and wait here for
+                // ranks that never start: the failed spawn must end them.
+                block.sync();
+            })
+        })
+    });
+    assert!(
+        message.starts_with("syncthreads: launch(5, _): could not spawn thread 3: "),
+        "{message}"
+    );
+    // The two claimed ranks ran (rank 0 never does on a failed launch)
+    // and were ended; their threads are back in the pool, idle.
+    assert_eq!(started.load(Ordering::Relaxed), 2);
+    assert_eq!(launcher.live_threads(), 2);
+    assert_eq!(launcher.launch(3, |b| b.sync_count(true)), [3; 3]);
+}
+
+#[test]
 fn bad_thread_counts_panic_before_any_thread_starts() {
     let launcher = Launcher::new();
     assert_eq!(
