@@ -598,8 +598,12 @@ fn a_stalled_warp_mask_names_its_missing_lanes() {
 /// arrived in that phase as missing: the team describes the stall's phase,
 /// not the current one (which nobody has arrived in yet).
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "needs a report read in the moment between a completion and its waiter's return, which Miri's scheduler does not give"
+)]
 fn a_completed_phases_stall_names_no_rank_that_arrived() {
-    const ROUNDS: usize = scaled(200, 4);
+    const ROUNDS: usize = 200;
     let _serial = serial();
     let team = Team::new(2);
     let (first, second) = (team.seat(0), team.seat(1));
