@@ -68,12 +68,12 @@ fn chunk_path(dir: &Path, p: usize, c: usize) -> PathBuf {
 
 fn main() -> ExitCode {
     let [threads, chunks, phases] = CLI.parse();
-    if chunks * phases > 16_384 {
-        CLI.bad(&format!(
-            "chunks * phases must be at most 16384 (64 MiB of files), not {}",
-            chunks * phases
-        ));
-    }
+    CLI.at_most(
+        "chunks * phases",
+        chunks * phases,
+        16_384,
+        "64 MiB of files",
+    );
     let dir = std::env::temp_dir().join(format!("syncthreads-async-io-{}", std::process::id()));
     if let Err(e) = write_files(&dir, chunks, phases) {
         eprintln!(

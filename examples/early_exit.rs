@@ -92,11 +92,14 @@ const CLI: args::Cli<2> = args::Cli {
         args::count("threads", 6, 1..=256),
         args::count("iterations", 500, 1..=100_000),
     ],
-    note: "",
+    note: "threads * iterations <= 1000000 (the run short: a minute at most on two cores)",
 };
+/// What the bound on the run's work keeps in check.
+const WHY: &str = "the run short: a minute at most on two cores";
 
 fn main() {
     let [threads, n] = CLI.parse();
+    CLI.at_most("threads * iterations", threads * n, 1_000_000, WHY);
 
     let stay = live(n, threads, n);
     for primitive in [false, true] {

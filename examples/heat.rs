@@ -383,6 +383,9 @@ const MAX_SIZE: usize = 4096;
 const MAX_STEPS: usize = 10_000_000;
 const MAX_THREADS: usize = 1024;
 const MAX_REPS: usize = 100;
+/// The most cell updates (`size^2 * steps`) one run makes: a run of a
+/// minute or less on two cores, not hours.
+const MAX_WORK: usize = 1 << 34;
 
 /// The barrier-bound case: a step is a few microseconds of work per thread.
 const SMALL: (usize, usize) = (64, 20_000);
@@ -403,7 +406,7 @@ const USAGE: &str =
   memory-bound one (--size 2048 --steps 30); with either, that one case
   (the other takes its default from the barrier-bound case for --steps, 2048 for --size)
   --size N     the grid's side, 3..=4096 (two grids of N x N f64)
-  --steps N    time steps, 1..=10000000
+  --steps N    time steps, 1..=10000000, and size^2 * steps <= 2^34
   --threads N  row bands, one thread each, 1..=min(1024, size - 2); default: the available cores
   --reps N     runs of each kind, the best counts, 1..=100; default 5
   --reference  check against the sequential reference (by default when size^2 * steps <= 2^27)";
@@ -417,15 +420,22 @@ fn bad(why: String) -> ! {
 fn parse_args() -> Args {
     let mut args = Args {
         case: None,
-        threads: std::thread::available_parallelism().map_or(2, |n| n.get().min(MAX_THREADS)),
+        threads: 0,
         reps: 5,
         reference: None,
     };
-    let (mut size, mut steps) = (None, None);
+    let (mut size, mut steps, mut threads) = (None, None, None);
     let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
+    while let Some(arg) = it.next() {
+        // `--steps 10` or `--steps=10`.
+        let (flag, mut inline) = match arg.split_once('=') {
+            Some((flag, text)) if flag.starts_with("--") => {
+                (flag.to_owned(), Some(text.to_owned()))
+            }
+            _ => (arg.clone(), None),
+        };
         let mut value = |name: &str, range: std::ops::RangeInclusive<usize>| -> usize {
-            let Some(text) = it.next() else {
+            let Some(text) = inline.take().or_else(|| it.next()) else {
                 bad(format!("{name} needs a number in {range:?}"))
             };
             match text.parse::<usize>() {
@@ -438,21 +448,39 @@ fn parse_args() -> Args {
         match flag.as_str() {
             "--size" => size = Some(value("--size", 3..=MAX_SIZE)),
             "--steps" => steps = Some(value("--steps", 1..=MAX_STEPS)),
-            "--threads" => args.threads = value("--threads", 1..=MAX_THREADS),
+            "--threads" => threads = Some(value("--threads", 1..=MAX_THREADS)),
             "--reps" => args.reps = value("--reps", 1..=MAX_REPS),
             "--help" | "-h" => {
                 println!("{USAGE}");
                 exit(0)
             }
-            "--reference" => args.reference = Some(true),
-            "--no-reference" => args.reference = Some(false),
-            other => bad(format!("unknown flag {other:?}")),
+            "--reference" if inline.is_none() => args.reference = Some(true),
+            "--no-reference" if inline.is_none() => args.reference = Some(false),
+            other if other.starts_with('-') => bad(format!("unknown flag {arg:?}")),
+            _ => bad(format!(
+                "unexpected argument {arg:?}: every value follows its flag, as in --steps 100"
+            )),
         }
     }
     if size.is_some() || steps.is_some() {
-        args.case = Some((size.unwrap_or(LARGE.0), steps.unwrap_or(SMALL.1)));
+        let (n, steps) = (size.unwrap_or(LARGE.0), steps.unwrap_or(SMALL.1));
+        if n * n * steps > MAX_WORK {
+            bad(format!(
+                "size^2 * steps must be at most 2^34 ({MAX_WORK}: a run of a minute or less), \
+                 not {n}^2 * {steps} = {}",
+                n * n * steps
+            ));
+        }
+        args.case = Some((n, steps));
     }
     let smallest = args.case.map_or(SMALL.0, |c| c.0);
+    // By default one band per available core, as many as the grid has rows for.
+    args.threads = threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .min(smallest - 2)
+            .min(MAX_THREADS)
+    });
     if args.threads > smallest - 2 {
         bad(format!(
             "--threads must be in 1..={} for a grid of side {smallest} (one band of rows each), not {}",
@@ -514,12 +542,27 @@ fn case(
         ),
     ];
     let mut best = [Duration::MAX; 3];
-    let mut grids: Vec<(usize, Vec<f64>)> = Vec::new();
-    for _ in 0..reps {
-        for (i, (method, _)) in METHODS.iter().enumerate() {
+    // The first run's grid; every later run is checked against it at once,
+    // so memory stays at a few grids however many runs there are.
+    let mut first: Option<Vec<f64>> = None;
+    for rep in 0..reps {
+        for (i, (method, name)) in METHODS.iter().enumerate() {
             let (grid, time) = run(*method, n, steps, threads);
             best[i] = best[i].min(time);
-            grids.push((i, grid));
+            match &first {
+                None => first = Some(grid),
+                Some(first) => check_same(
+                    &format!(
+                        "between {} (run {}) and the first run of {}",
+                        name.trim_end(),
+                        rep + 1,
+                        METHODS[0].1
+                    ),
+                    &grid,
+                    first,
+                    n,
+                ),
+            }
         }
     }
     for (i, (_, name)) in METHODS.iter().enumerate() {
@@ -531,19 +574,7 @@ fn case(
             println!("  {name:<62}{time:8.3} s  {speedup:5.2}x");
         }
     }
-    let (_, last) = grids.pop().expect("at least one run");
-    for (run, (i, grid)) in grids.iter().enumerate() {
-        check_same(
-            &format!(
-                "between {} (run {}) and the last run",
-                METHODS[*i].1,
-                run / 3 + 1
-            ),
-            grid,
-            &last,
-            n,
-        );
-    }
+    let last = first.expect("at least one run");
     let check_reference =
         reference_asked.unwrap_or(n.saturating_mul(n).saturating_mul(steps) <= REFERENCE_LIMIT);
     if check_reference {

@@ -45,11 +45,14 @@ const CLI: args::Cli<2> = args::Cli {
         args::count("threads", 8, 1..=1024),
         args::count("phases", 100, 1..=100_000),
     ],
-    note: "",
+    note: "threads * phases <= 1000000 (the run short: a minute at most on two cores)",
 };
+/// What the bound on the run's work keeps in check.
+const WHY: &str = "the run short: a minute at most on two cores";
 
 fn main() {
     let [threads, phases] = CLI.parse();
+    CLI.at_most("threads * phases", threads * phases, 1_000_000, WHY);
 
     // 1. The guide's example (4.9.1), line by line.
     let bar: OnceLock<Barrier> = OnceLock::new(); // `__shared__ cuda::barrier<cuda::thread_scope_block> bar;`

@@ -98,7 +98,8 @@ const CLI: args::Cli<4> = args::Cli {
         args::count("rounds", 500, 1..=100_000),
     ],
     note: "and producers + consumers >= 4 (one thread initializes each of the 4 barriers), \
-           buffer_len * rounds <= 4194304 (the input and output are that many words)",
+           buffer_len * rounds <= 4194304 (the input and output are that many words), \
+           (producers + consumers) * rounds <= 1000000 (a short run)",
 };
 
 fn main() {
@@ -109,12 +110,18 @@ fn main() {
             "producers + consumers must be at least 4 (one thread initializes each of the 4 barriers), not {threads}"
         ));
     }
-    if buffer_len * rounds > 1 << 22 {
-        CLI.bad(&format!(
-            "buffer_len * rounds must be at most 4194304 (the input and output are that many words), not {}",
-            buffer_len * rounds
-        ));
-    }
+    CLI.at_most(
+        "buffer_len * rounds",
+        buffer_len * rounds,
+        1 << 22,
+        "the input and output are that many words",
+    );
+    CLI.at_most(
+        "(producers + consumers) * rounds",
+        threads * rounds,
+        1_000_000,
+        "the run short: a minute at most on two cores",
+    );
 
     // `float *in` of N elements, N a multiple of buffer_len.
     let n = buffer_len * rounds;

@@ -99,11 +99,14 @@ const CLI: args::Cli<2> = args::Cli {
         args::count("block_size", 128, 1..=1024),
         args::count("phases", 200, 1..=10_000),
     ],
-    note: "",
+    note: "block_size * phases <= 1000000 (the run short: a minute at most on two cores)",
 };
+/// What the bound on the run's work keeps in check.
+const WHY: &str = "the run short: a minute at most on two cores";
 
 fn main() {
     let [block_size, phases] = CLI.parse();
+    CLI.at_most("block_size * phases", block_size * phases, 1_000_000, WHY);
 
     let n = block_size * phases;
     // Some data with a pattern that a lost or doubled term would change.

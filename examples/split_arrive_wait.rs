@@ -131,11 +131,14 @@ const CLI: args::Cli<2> = args::Cli {
         args::count("threads", 4, 1..=256),
         args::count("iterations", 1000, 1..=100_000),
     ],
-    note: "",
+    note: "threads * iterations <= 250000 (the run short: a minute at most on two cores)",
 };
+/// What the bound on the run's work keeps in check.
+const WHY: &str = "the run short: a minute at most on two cores";
 
 fn main() {
     let [threads, iterations] = CLI.parse();
+    CLI.at_most("threads * iterations", threads * iterations, 250_000, WHY);
 
     for form in [Form::Token, Form::TryWaitParity, Form::WaitParityTimeout] {
         let start = std::time::Instant::now();

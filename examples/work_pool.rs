@@ -29,10 +29,11 @@ use syncthreads::Team;
 const CLI: args::Cli<2> = args::Cli {
     program: "work_pool",
     counts: [
-        args::count("max_workers", 8, 2..=64),
-        args::count("phases", 400, 1..=100_000),
+        args::count("max_workers", 8, 3..=64),
+        args::count("phases", 400, 50..=100_000),
     ],
-    note: "",
+    note: "the dispatcher and up to max_workers - 1 workers; the first burst of jobs comes \
+           in phase 40, so fewer phases or workers would show no pool growing",
 };
 /// Jobs a worker takes per phase.
 const BATCH: usize = 4;

@@ -2,8 +2,9 @@
 //! default and an allowed range. `--help` prints the usage (exit status 0);
 //! a count out of its range, something that is not a count, an unknown flag
 //! or one argument too many prints what is wrong, naming the argument and
-//! its range, then the usage, to stderr (exit status 2). The ranges keep
-//! every run finite and its memory bounded.
+//! its range, then the usage, to stderr (exit status 2). The ranges, and a
+//! bound on the product of the counts that set a run's work
+//! ([`Cli::at_most`]), keep every run finite, short and its memory bounded.
 
 // Each example compiles this module on its own and uses only part of it.
 #![allow(dead_code)]
@@ -61,6 +62,17 @@ impl<const N: usize> Cli<N> {
     pub fn bad(&self, why: &str) -> ! {
         eprintln!("{}: {why}\n{}", self.program, self.usage());
         exit(2)
+    }
+
+    /// Refuses a run in which `what` (a product of counts, such as
+    /// `"threads * phases"`) is `value`, above `max`; `why` says what the
+    /// bound keeps in check. Usage error, status 2.
+    pub fn at_most(&self, what: &str, value: usize, max: usize, why: &str) {
+        if value > max {
+            self.bad(&format!(
+                "{what} must be at most {max} ({why}), not {value}"
+            ));
+        }
     }
 
     /// Reads the counts (module docs).
