@@ -18,22 +18,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 use syncthreads::{Barrier, BlockBarrier, Completion, Team, WarpBarrier};
 
-/// Schedules per test: `SHUTTLE_ITERATIONS`, or 1000.
-fn iterations() -> usize {
-    std::env::var("SHUTTLE_ITERATIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000)
-}
-
-/// Runs `f` under shuttle's random scheduler and then its PCT scheduler
-/// (which favours the rare orderings that need a few forced preemptions).
-fn check(f: impl Fn() + Send + Sync + 'static) {
-    let f = std::sync::Arc::new(f);
-    let g = f.clone();
-    shuttle::check_random(move || g(), iterations());
-    shuttle::check_pct(move || f(), iterations(), 3);
-}
+#[path = "common/shuttle.rs"]
+mod schedules;
+use schedules::{check, iterations};
 
 const BYTES: u32 = 16;
 

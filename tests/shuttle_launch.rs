@@ -10,21 +10,9 @@ use shuttle::thread;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use syncthreads::Launcher;
 
-/// Schedules per test: `SHUTTLE_ITERATIONS`, or 1000.
-fn iterations() -> usize {
-    std::env::var("SHUTTLE_ITERATIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000)
-}
-
-/// Runs `f` under shuttle's random scheduler and then its PCT scheduler.
-fn check(f: impl Fn() + Send + Sync + 'static) {
-    let f = std::sync::Arc::new(f);
-    let g = f.clone();
-    shuttle::check_random(move || g(), iterations());
-    shuttle::check_pct(move || f(), iterations(), 3);
-}
+#[path = "common/shuttle.rs"]
+mod schedules;
+use schedules::check;
 
 /// Stays silent for the panics the tests provoke (`boom`).
 fn quiet() {

@@ -12,13 +12,9 @@ use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use syncthreads::Team;
 
-/// Schedules per scheduler: `SHUTTLE_ITERATIONS`, or 1000.
-fn iterations() -> usize {
-    std::env::var("SHUTTLE_ITERATIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000)
-}
+#[path = "common/shuttle.rs"]
+mod schedules;
+use schedules::check;
 
 shuttle::thread_local! {
     /// What this model thread's calls are, for the completion function to
@@ -140,9 +136,8 @@ fn joined_and_seated_leaves_racing_complete_tx_retire_the_team_once() {
     quiet_late_joins();
     for flat in [false, true] {
         let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
-        let (a, b) = (seen.clone(), seen.clone());
-        shuttle::check_random(move || leaves_joins_and_tx(flat, &a), iterations());
-        shuttle::check_pct(move || leaves_joins_and_tx(flat, &b), iterations(), 3);
+        let reached = seen.clone();
+        check(move || leaves_joins_and_tx(flat, &reached));
         let seen = seen.lock().unwrap();
         for case in CASES {
             assert!(
