@@ -57,8 +57,10 @@ fn a_join_races_the_completing_arrival() {
             Ok(joined) => {
                 let joined = joined.expect("rank 1 is free");
                 assert_eq!(joined.rank(), 1);
-                reach.either(odd_phase(&team), "joined phase 1", "joined phase 0 or 2");
-                if odd_phase(&team) {
+                // One look at the word: each is a scheduling point.
+                let odd = odd_phase(&team);
+                reach.either(odd, "joined phase 1", "joined phase 0 or 2");
+                if odd {
                     // Joined phase 1: the join saw phase 0's arrivals.
                     assert_eq!(slots.get(0), 7);
                 }
@@ -254,8 +256,10 @@ fn a_join_in_the_completion_window_joins_the_next_phase() {
             })
         };
         let joined = team.join().expect("rank 1 is free");
-        reach.either(odd_phase(&team), "joined phase 1", "joined phase 0");
-        if odd_phase(&team) {
+        // One look at the word: each is a scheduling point.
+        let odd = odd_phase(&team);
+        reach.either(odd, "joined phase 1", "joined phase 0");
+        if odd {
             assert_eq!(slots.get(0), 100);
         }
         joined.arrive_and_drop();
