@@ -649,6 +649,7 @@ impl<F: Completion> Barrier<F> {
     #[cold]
     #[track_caller]
     fn wait_for_next_phase(&self, op: Op<'_>) -> Snapshot {
+        crate::sync::model_event("op-waits-out-completion");
         completion::check_not_running(self.key(), &op);
         self.wait_until(|s| (!s.is_completing()).then_some(s))
     }

@@ -3,7 +3,7 @@
 //! did not, phase 1 could never complete and loom would report a deadlock).
 
 mod common;
-use common::{both_layouts, model, Slots};
+use common::{both_layouts, Slots};
 use loom::{sync::Arc, thread};
 use syncthreads::Barrier;
 
@@ -47,16 +47,32 @@ fn dropping_participant_counts_once_then_is_not_waited_for() {
     );
 }
 
+/// Cases: the spawned thread's drop returned first, the main thread's did
+/// (the drops land in either order). One layout: both threads run the same drop.
 #[test]
 fn last_participants_leaving_retire_the_barrier() {
     common::quiet_expected_panics();
-    model(|| {
+    let cases = &[
+        "the spawned thread's drop returned first",
+        "the main thread's drop returned first",
+    ];
+    common::model_reaching(cases, |reach| {
+        // Outside the model: the spawned thread's drop returned.
+        let done = common::Order::new();
         let barrier = Arc::new(Barrier::new(2));
         let other = {
-            let barrier = barrier.clone();
-            thread::spawn(move || barrier.arrive_and_drop())
+            let (barrier, done) = (barrier.clone(), done.clone());
+            thread::spawn(move || {
+                barrier.arrive_and_drop();
+                done.set(1);
+            })
         };
         barrier.arrive_and_drop();
+        reach.either(
+            done.get() == 1,
+            "the spawned thread's drop returned first",
+            "the main thread's drop returned first",
+        );
         other.join().unwrap();
         // Both dropped in phase 0: it completed, and phase 1 can never.
         assert!(barrier.phase_parity());

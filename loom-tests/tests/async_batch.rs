@@ -5,7 +5,7 @@
 //! while the passes run: it is either woken or sees the completed phase.
 
 mod common;
-use common::model_with;
+use common::model_reaching_with;
 use loom::{
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -39,11 +39,17 @@ fn poll<F: Future>(fut: Pin<&mut F>, count: &std::sync::Arc<Count>) -> Poll<F::O
     fut.poll(&mut Context::from_waker(&waker))
 }
 
+///
+/// Cases: the late task was pending at its poll (and woken), or the phase
+/// was completed by then. One layout: the completer's wake passes are the
+/// race, and they run on the spawned thread against every point of the
+/// late task's poll either way.
 #[test]
 fn more_pending_tasks_than_a_wake_batch_are_each_woken_once() {
     // Forty tasks' registrations and wakes are many scheduling points in
     // one execution, beyond loom's default branch limit.
-    model_with(usize::MAX, Some(20_000), || {
+    let cases = &["the late task was pending", "the late task was ready"];
+    model_reaching_with(usize::MAX, Some(20_000), cases, |reach| {
         let barrier = Arc::new(Barrier::new(2));
         let token = barrier.arrive();
         let counts: Vec<_> = (0..=TASKS)
@@ -64,6 +70,11 @@ fn more_pending_tasks_than_a_wake_batch_are_each_woken_once() {
         let mut fut = Box::pin(barrier.wait_async(token));
         let pending = poll(fut.as_mut(), late).is_pending();
         completer.join().unwrap();
+        reach.either(
+            pending,
+            "the late task was pending",
+            "the late task was ready",
+        );
         // Acquire: the completer's wakes are before the join anyway.
         let woken = late.0.load(Ordering::Acquire);
         assert_eq!(
@@ -97,10 +108,14 @@ impl Wake for Boom {
 /// task its wake-up, in its own batch or the next: the completer's
 /// `arrive` takes effect, wakes every other task, and then the panic comes
 /// out of it.
+///
+/// No cases and one execution: the tasks are all pending before the
+/// completer is spawned, so nothing races; the model is about the wake
+/// passes themselves (its count, 1, is pinned).
 #[test]
 fn a_panicking_waker_costs_no_other_task_its_wake_up() {
     common::quiet_expected_panics();
-    model_with(usize::MAX, Some(20_000), || {
+    common::model_with(usize::MAX, Some(20_000), || {
         let barrier = Arc::new(Barrier::new(2));
         drop(barrier.arrive());
         let counts: Vec<_> = (0..TASKS)

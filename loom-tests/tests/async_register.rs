@@ -5,7 +5,7 @@
 //! leaves the task parked forever, which loom reports as a deadlock.
 
 mod common;
-use common::{model, model_reaching, Probe};
+use common::{model_reaching, Probe};
 use loom::{sync::Arc, thread};
 use std::pin::pin;
 use syncthreads::Barrier;
@@ -50,9 +50,20 @@ fn a_pending_task_is_woken_once_through_its_latest_waker() {
 /// completes both: its registration for the second phase may race the
 /// completer's wake of the first, which must not take it (it was linked
 /// after that wake began) nor lose the second wake.
+///
+/// Cases: each wait was pending (and then woken) or ready at its first
+/// poll. One layout: the task's polls are the main thread's program (a
+/// spawned task is only polled later, which the completer's preemptions
+/// cover: both outcomes of each poll come up).
 #[test]
 fn a_task_registers_again_for_the_next_phase_while_the_completer_wakes() {
-    model(|| {
+    let cases = &[
+        "the first wait was pending",
+        "the first wait was ready at once",
+        "the second wait was pending",
+        "the second wait was ready at once",
+    ];
+    model_reaching(cases, |reach| {
         let barrier = Arc::new(Barrier::new(2));
         let token = barrier.arrive();
         let completer = {
@@ -69,11 +80,22 @@ fn a_task_registers_again_for_the_next_phase_while_the_completer_wakes() {
             woken += 1;
             probe.wait_for(woken);
         }
+        reach.either(
+            woken > 0,
+            "the first wait was pending",
+            "the first wait was ready at once",
+        );
+        let before = woken;
         let mut second = pin!(barrier.wait_parity_async(true));
         while probe.poll(second.as_mut()).is_pending() {
             woken += 1;
             probe.wait_for(woken);
         }
+        reach.either(
+            woken > before,
+            "the second wait was pending",
+            "the second wait was ready at once",
+        );
         completer.join().unwrap();
         assert_eq!(probe.wakes(), woken, "a wake the task did not wait for");
         assert!(!barrier.phase_parity(), "two phases completed");

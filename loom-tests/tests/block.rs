@@ -10,7 +10,7 @@
 //! phases.)
 
 mod common;
-use common::{model_bounded, quiet_expected_panics, Slots};
+use common::{model_reaching_bounded, quiet_expected_panics, Reach, Slots};
 use loom::{sync::Arc, thread};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use syncthreads::{BlockBarrier, BlockSeat};
@@ -57,10 +57,22 @@ fn expected_count(threads: usize, k: usize) -> usize {
     (0..threads).filter(|&t| pred(t, k)).count()
 }
 
+/// The cases of the models whose threads all sync alike: a sync slept in
+/// the parking lot until the phase's last arrival woke it, and a sync
+/// about to sleep found its phase completed under the lot's lock (the
+/// completer came in between). Who leads a phase leaves no outside trace
+/// (the counts pin the rest). One layout for each: every thread runs the
+/// same syncs on the same block, so a swap explores the same schedules.
+const PARKING: &[&str] = &["event:park-sleeps", "event:park-refused"];
+
+fn parking(reach: &Reach) {
+    let _ = reach.events();
+}
+
 #[test]
 fn sync_count_per_phase_never_mixes_phases() {
     // Capped at 1 preemption: the suite's budget (README.md, "Bounds").
-    common::model_bounded(1, || {
+    model_reaching_bounded(1, PARKING, |reach| {
         let block = Arc::new(BlockBarrier::new(2));
         let other = {
             let block = block.clone();
@@ -78,13 +90,14 @@ fn sync_count_per_phase_never_mixes_phases() {
         assert_eq!(expected, [2, 1, 0]);
         assert_eq!(mine, expected);
         assert_eq!(theirs, expected);
+        parking(reach);
     });
 }
 
 #[test]
 fn three_threads_agree_on_sync_and_or() {
     // Capped at 1 preemption: the suite's budget (README.md, "Bounds").
-    common::model_bounded(1, || {
+    model_reaching_bounded(1, PARKING, |reach| {
         let block = Arc::new(BlockBarrier::new(3));
         let others: Vec<_> = (1..3)
             .map(|me| {
@@ -99,13 +112,14 @@ fn three_threads_agree_on_sync_and_or() {
         for other in others {
             assert!(other.join().unwrap());
         }
+        parking(reach);
     });
 }
 
 #[test]
 fn sync_publishes_writes() {
     // Capped at 1 preemption: the suite's budget (README.md, "Bounds").
-    common::model_bounded(1, || {
+    model_reaching_bounded(1, PARKING, |reach| {
         let shared = Arc::new((BlockBarrier::new(2), Slots::new(4)));
         let other = {
             let shared = shared.clone();
@@ -125,6 +139,7 @@ fn sync_publishes_writes() {
             assert_eq!(slots.get((k % 2) * 2 + 1), k);
         }
         other.join().unwrap();
+        parking(reach);
     });
 }
 
@@ -143,7 +158,7 @@ fn sync_publishes_writes() {
 /// no preemption to read the count it must clear.
 #[test]
 fn plain_syncs_between_counting_ones_leave_every_counter_to_its_phase() {
-    model_bounded(2, || {
+    model_reaching_bounded(2, PARKING, |reach| {
         let block = Arc::new(BlockBarrier::new(2));
         let other = {
             let block = block.clone();
@@ -172,6 +187,7 @@ fn plain_syncs_between_counting_ones_leave_every_counter_to_its_phase() {
             1,
             "phase 4: phase 0's counter, cleared"
         );
+        parking(reach);
     });
 }
 
@@ -183,9 +199,14 @@ fn plain_syncs_between_counting_ones_leave_every_counter_to_its_phase() {
 /// must count its own predicate only. At a preemption bound capped at 2:
 /// the schedule that matters (seat 0 waits in phase 2, seat 1's leave
 /// arrives last) needs none, and bound 3 ran for over ten minutes.
+///
+/// Cases: the `PARKING` ones; seat 0's phase-2 `sync_count` slept there
+/// until the leave woke it is the first. One layout: seat 0's part is the
+/// main thread's, and the leave lands before or after its phase-2 sync in
+/// it.
 #[test]
 fn a_leaving_seat_clears_the_counter_of_the_phase_it_may_complete() {
-    model_bounded(2, || {
+    model_reaching_bounded(2, PARKING, |reach| {
         let block = Arc::new(BlockBarrier::new(2));
         let other = {
             let block = block.clone();
@@ -211,6 +232,7 @@ fn a_leaving_seat_clears_the_counter_of_the_phase_it_may_complete() {
             1,
             "phase 4: phase 0's counter, cleared"
         );
+        parking(reach);
     });
 }
 
@@ -221,11 +243,23 @@ fn a_leaving_seat_clears_the_counter_of_the_phase_it_may_complete() {
 /// cannot complete) until the main thread poisons the block, then drops;
 /// seat 1 may read phase 0's count late. Every thread that returns from
 /// phase 0 gets its result.
+///
+/// Cases: phase 0 completed before the poison (the fast seat then dropped
+/// after its phase-1 panic, beside a slow reader), or the poison came
+/// first; the slow thread read its phase-0 count, or panicked. One layout:
+/// the poison is the main thread's one operation, which loom places
+/// before, between and after the seats' (the cases).
 #[test]
 fn a_seat_of_a_poisoned_block_keeps_a_slow_readers_count() {
     quiet_expected_panics();
+    let cases = &[
+        "phase 0 completed",
+        "the poison came first",
+        "the slow thread read its count",
+        "the slow thread panicked",
+    ];
     // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
-    common::model_bounded(2, || {
+    model_reaching_bounded(2, cases, |reach| {
         let block = Arc::new(BlockBarrier::new(2));
         let fast = {
             let block = block.clone();
@@ -235,23 +269,36 @@ fn a_seat_of_a_poisoned_block_keeps_a_slow_readers_count() {
                     assert_eq!(count, 2, "the fast thread's phase 0");
                     let again = catch_unwind(AssertUnwindSafe(|| seat_sync(&seat)));
                     assert!(again.is_err(), "phase 1 cannot complete without seat 1");
+                    drop(seat); // normally: the panic was caught
+                    return true;
                 }
-                drop(seat); // normally: the panic was caught
+                drop(seat);
+                false
             })
         };
         let slow = {
             let block = block.clone();
             thread::spawn(move || {
                 let seat = block.seat(1);
-                if let Ok(count) = catch_unwind(AssertUnwindSafe(|| seat_sync_count(&seat, true))) {
+                let read = catch_unwind(AssertUnwindSafe(|| seat_sync_count(&seat, true)));
+                if let Ok(count) = read {
                     assert_eq!(count, 2, "the slow thread's phase 0");
                 }
                 std::mem::forget(seat); // stays a member: phase 1 owes its arrival
+                read.is_ok()
             })
         };
         block.poison();
-        fast.join().unwrap();
-        slow.join().unwrap();
+        reach.either(
+            fast.join().unwrap(),
+            "phase 0 completed",
+            "the poison came first",
+        );
+        reach.either(
+            slow.join().unwrap(),
+            "the slow thread read its count",
+            "the slow thread panicked",
+        );
     });
 }
 

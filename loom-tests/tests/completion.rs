@@ -2,9 +2,17 @@
 //! the phase returns, and sees every arriver's writes; an arrival for the next
 //! phase that lands while it runs waits for the next phase and counts there
 //! (never in the completing phase, never twice).
+//!
+//! Cases: the main thread's arrival completed phase 0 (its completion runs
+//! there and opens the window to the other thread), the other thread's did;
+//! the other thread's phase-1 arrival landed while phase 0's completion
+//! still ran and waited it out (`event:op-waits-out-completion`, the window
+//! this model is about); a wait slept. One layout:
+//! both threads complete phase 0 in it (the cases), and the early arriver
+//! needs the other to be inside the completion, not to run first.
 
 mod common;
-use common::{model, Slots};
+use common::{model_reaching, Slots};
 use loom::{
     cell::UnsafeCell,
     sync::{
@@ -27,7 +35,13 @@ fn result(p: usize) -> usize {
 
 #[test]
 fn completion_once_per_phase_sees_all_arrivals() {
-    model(|| {
+    let cases = &[
+        "the main thread completed phase 0",
+        "the other thread completed phase 0",
+        "event:op-waits-out-completion",
+        "event:park-sleeps",
+    ];
+    model_reaching(cases, |reach| {
         let slots = Arc::new(Slots::new(6));
         let runs = Arc::new(AtomicUsize::new(0));
         // Opened by phase 0's completion function, from inside the window.
@@ -82,10 +96,18 @@ fn completion_once_per_phase_sees_all_arrivals() {
         };
         for p in 0..PHASES {
             slots.set(slot(p, 0), p * 10);
-            barrier.arrive_and_wait();
+            let led = barrier.arrive_and_wait().is_leader();
+            if p == 0 {
+                reach.either(
+                    led,
+                    "the main thread completed phase 0",
+                    "the other thread completed phase 0",
+                );
+            }
             assert_eq!(slots.get(result(p)), 100 + p);
         }
         early.join().unwrap();
+        let _ = reach.events();
         // Relaxed: every run happened-before the joins.
         assert_eq!(runs.load(Ordering::Relaxed), PHASES);
         assert!(!barrier.phase_parity(), "two phases completed");

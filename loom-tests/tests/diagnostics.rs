@@ -10,7 +10,7 @@
 #![cfg(feature = "diagnostics")]
 
 mod common;
-use common::{model, model_bounded, panic_message, quiet_expected_panics};
+use common::{model, model_reaching, model_reaching_bounded, panic_message, quiet_expected_panics};
 use loom::{sync::Arc, thread};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use syncthreads::BlockBarrier;
@@ -26,9 +26,13 @@ fn step(block: &BlockBarrier) {
 /// phases of two threads explode at 2 on the patched loom (as `block.rs`'s
 /// `sync` model), and a clear racing a claim needs one preemption between
 /// the leader's clear and the other thread's check.
+///
+/// Cases: a sync slept until the other thread's woke it, a sync about to
+/// sleep found its phase completed under the parking lot's lock. One
+/// layout: both threads run the same syncs.
 #[test]
 fn the_same_call_site_passes_every_phase() {
-    model_bounded(1, || {
+    model_reaching_bounded(1, &["event:park-sleeps", "event:park-refused"], |reach| {
         let block = Arc::new(BlockBarrier::new(2));
         let other = {
             let block = block.clone();
@@ -37,15 +41,25 @@ fn the_same_call_site_passes_every_phase() {
         (0..3).for_each(|_| step(&block));
         other.join().unwrap();
         assert!(!block.is_poisoned());
+        let _ = reach.events();
     });
 }
 
 /// Two call sites in phase 0: exactly one thread panics with the divergence
 /// (whichever came second), the other sees the poisoned block; nobody hangs.
+///
+/// Cases: the main thread's sync was the divergent one, the spawned
+/// thread's was; the other slept until the poison woke it. One layout:
+/// each thread is the divergent one in it (the cases).
 #[test]
 fn two_call_sites_panic_once_and_poison() {
     quiet_expected_panics();
-    model(|| {
+    let cases = &[
+        "the main thread diverged",
+        "the spawned thread diverged",
+        "event:park-sleeps",
+    ];
+    model_reaching(cases, |reach| {
         let block = Arc::new(BlockBarrier::new(2));
         let other = {
             let block = block.clone();
@@ -55,6 +69,12 @@ fn two_call_sites_panic_once_and_poison() {
         };
         let mine = catch_unwind(AssertUnwindSafe(|| block.sync())).map_err(|p| panic_message(&*p));
         let theirs = other.join().unwrap();
+        reach.either(
+            matches!(&mine, Err(m) if m.starts_with("syncthreads: divergent")),
+            "the main thread diverged",
+            "the spawned thread diverged",
+        );
+        let _ = reach.events();
         let all = [mine, theirs];
         let divergent = all
             .iter()
@@ -71,7 +91,9 @@ fn two_call_sites_panic_once_and_poison() {
 
 /// The waiter record (`src/diagnostics/slot.rs`): a reader of `stalls()`
 /// never reads a half-written record, nor the barrier it describes after the
-/// wait ended.
+/// wait ended. No cases here: the model is the crate's own (the record is
+/// private), its outcomes are not visible from this file; its count is
+/// pinned.
 #[test]
 fn a_stall_reader_never_outlives_the_wait() {
     model(syncthreads::diagnostics::model_a_reader_never_outlives_the_wait);

@@ -6,12 +6,9 @@
 //! alone: loom's cells fail the model on an unordered access.
 
 mod common;
-use common::{
-    model_bounded, model_reaching, model_with, panic_message, quiet_expected_panics, Slots,
-};
+use common::{model_reaching_bounded, panic_message, quiet_expected_panics, Slots};
 use loom::sync::Arc;
 use loom::thread::{self, ThreadId};
-use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use syncthreads::Launcher;
 
@@ -23,9 +20,16 @@ fn write_rank(launcher: &Launcher, cells: &Slots) -> Vec<ThreadId> {
     })
 }
 
+/// Cases: the second launch claimed the idle worker, or found it gone
+/// and spawned a new one. One layout: the launching thread is the caller
+/// (rank 0) by the contract; the worker is the pool's. Capped at 1
+/// preemption: at the suite's 3 the pool's hand-off explores for minutes,
+/// and the race (the worker's idle exit against the second launch's
+/// claim) needs one preemption for either case.
 #[test]
 fn a_launch_races_a_pool_threads_idle_exit() {
-    model_reaching(
+    model_reaching_bounded(
+        1,
         &[
             "claimed the idle worker",
             "the worker had left: spawned anew",
@@ -55,45 +59,20 @@ fn a_launch_races_a_pool_threads_idle_exit() {
     );
 }
 
-/// A model at `max` preemptions, failing unless every one of
-/// `cases` came up in some execution (as `model_reaching` does at the
-/// suite's bound).
-fn model_bounded_reaching(
-    max: usize,
-    cases: &'static [&'static str],
-    f: impl Fn(&dyn Fn(&'static str)) + Sync + Send + 'static,
-) {
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
-    let record = std::sync::Arc::clone(&seen);
-    model_with(max, None, move || {
-        f(&|case| {
-            assert!(cases.contains(&case), "`{case}` is not a case of the model");
-            record.lock().unwrap().insert(case);
-        })
-    });
-    let seen = seen.lock().unwrap();
-    for case in cases {
-        assert!(
-            seen.contains(case),
-            "loom never reached the case `{case}` (reached: {seen:?})"
-        );
-    }
-}
-
 #[test]
-#[ignore = "long: five threads at one preemption; run with --ignored"]
+#[ignore = "long: five threads at one preemption (README.md, \"Bounds\"); run with --ignored"]
 fn two_launches_race_for_the_same_idle_thread() {
     // Bounded at 1: five threads (two callers, the idle worker and up to two
     // spawned ones). Without preemptions only the third case comes up (the
     // idle worker leaves before either launch runs), so the bound stays 1.
-    model_bounded_reaching(
+    model_reaching_bounded(
         1,
         &[
             "the other thread's launch claimed it",
             "this thread's launch claimed it",
             "it had left: both spawned",
         ],
-        |case| {
+        |reach| {
             let launcher = Arc::new(Launcher::new());
             let idle = launcher.launch(2, |_| thread::current().id())[1];
             // Each launch's rank 1 writes its launch's cell; its caller reads
@@ -117,11 +96,11 @@ fn two_launches_race_for_the_same_idle_thread() {
             let mine = racing(&launcher, &cells, 0);
             let other = other.join().unwrap();
             if other == idle {
-                case("the other thread's launch claimed it");
+                reach.case("the other thread's launch claimed it");
             } else if mine == idle {
-                case("this thread's launch claimed it");
+                reach.case("this thread's launch claimed it");
             } else {
-                case("it had left: both spawned");
+                reach.case("it had left: both spawned");
             }
         },
     );
@@ -132,22 +111,42 @@ fn a_panic_in_the_kernel_reaches_the_launch_and_the_pool_goes_on() {
     quiet_expected_panics();
     // Bounded at 1: the poisoned block's unwinding adds the team's
     // operations to the hand-off; one preemption still races the worker's
-    // exit against the second launch's claim (both cases below).
-    model_bounded(1, || {
+    // exit against the second launch's claim (the last two cases).
+    let cases = &[
+        "rank 1 had panicked before rank 0's sync",
+        "rank 0's sync began before rank 1 panicked",
+        "claimed the idle worker",
+        "the worker had left: spawned anew",
+    ];
+    model_reaching_bounded(1, cases, |reach| {
         let launcher = Launcher::new();
         let cells = Slots::new(2);
+        // Outside the model: the thread that ran rank 1, once it panics.
+        let failed_on = std::sync::Mutex::new(None);
         let failed = catch_unwind(AssertUnwindSafe(|| {
             launcher.launch(2, |block| {
                 cells.set(block.thread_rank(), 1);
                 if block.thread_rank() == 1 {
+                    *failed_on.lock().unwrap() = Some(thread::current().id());
                     panic!("boom");
                 }
+                reach.either(
+                    failed_on.lock().unwrap().is_some(),
+                    "rank 1 had panicked before rank 0's sync",
+                    "rank 0's sync began before rank 1 panicked",
+                );
                 block.sync(); // poisoned: rank 0 leaves quietly
             })
         }));
         assert_eq!(panic_message(&*failed.unwrap_err()), "boom");
         // Both ranks ended before the launch returned.
         assert_eq!((cells.get(0), cells.get(1)), (1, 1));
-        assert_eq!(launcher.launch(2, |block| block.thread_rank()), [0, 1]);
+        let ran = launcher.launch(2, |block| (block.thread_rank(), thread::current().id()));
+        assert_eq!((ran[0].0, ran[1].0), (0, 1));
+        reach.either(
+            *failed_on.lock().unwrap() == Some(ran[1].1),
+            "claimed the idle worker",
+            "the worker had left: spawned anew",
+        );
     });
 }

@@ -15,7 +15,7 @@
 //! read; see `README.md`, "Which thread runs first").
 
 mod common;
-use common::{model, model_reaching, Reach, Slots};
+use common::{model_reaching, Reach, Slots};
 use loom::{sync::Arc, thread};
 use syncthreads::Barrier;
 
@@ -43,17 +43,38 @@ fn poll(done: impl Fn() -> bool) -> bool {
     first
 }
 
+/// The poller arrives too (a token to poll with), on a barrier of two.
+/// Cases: its first poll saw the phase completed (the writer's arrival
+/// came first, or completed it before the poll), or a later one did. Both
+/// layouts: the poller on the main thread, then on the spawned one.
 #[test]
 fn polling_try_wait_then_reading_the_phase_data() {
-    model(|| {
-        let shared = Arc::new((Barrier::new(2), Slots::new(1)));
-        let other = writer(&shared);
-        let (barrier, slots) = &*shared;
-        let token = barrier.arrive();
-        let _ = poll(|| barrier.try_wait(&token));
-        assert_eq!(slots.get(0), 7);
-        other.join().unwrap();
-    });
+    for poller_on_main in [true, false] {
+        model_reaching(CASES, move |reach| {
+            let shared = Arc::new((Barrier::new(2), Slots::new(1)));
+            let poller = |shared: &(Barrier, Slots), reach: &Reach| {
+                let (barrier, slots) = shared;
+                let token = barrier.arrive();
+                let at_once = poll(|| barrier.try_wait(&token));
+                reach.either(at_once, "at once", "later");
+                assert_eq!(slots.get(0), 7);
+            };
+            if poller_on_main {
+                let other = writer(&shared);
+                poller(&shared, reach);
+                other.join().unwrap();
+            } else {
+                let other = {
+                    let (shared, reach) = (shared.clone(), reach.clone());
+                    thread::spawn(move || poller(&shared, &reach))
+                };
+                let (barrier, slots) = &*shared;
+                slots.set(0, 7);
+                drop(barrier.arrive());
+                other.join().unwrap();
+            }
+        });
+    }
 }
 
 /// The observer's cases: its first poll saw the phase completed, or a later one.

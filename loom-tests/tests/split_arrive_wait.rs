@@ -3,14 +3,20 @@
 //! The data is double-buffered by parity, as CUDA code does: slot
 //! `(phase % 2, thread)` is rewritten two phases later, which is only
 //! race-free if the barrier orders it after the other thread's read.
+//!
+//! Cases: a wait slept until the other thread's arrival woke it, and a
+//! wait about to sleep found the phase completed under the parking lot's
+//! lock (the waker came in between). One layout: both threads run the same
+//! program, so a swap explores the same schedules.
 
 mod common;
-use common::Slots;
+use common::{Reach, Slots};
 use loom::{sync::Arc, thread};
 use syncthreads::Barrier;
 
 const THREADS: usize = 2;
 const PHASES: usize = 3;
+const CASES: &[&str] = &["event:park-sleeps", "event:park-refused"];
 
 fn participant(barrier: &Barrier, slots: &Slots, me: usize) {
     for phase in 0..PHASES {
@@ -28,7 +34,7 @@ fn participant(barrier: &Barrier, slots: &Slots, me: usize) {
 #[test]
 fn writes_before_arrive_are_visible_after_wait() {
     // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
-    common::model_bounded(2, || {
+    common::model_reaching_bounded(2, CASES, |reach: &Reach| {
         let shared = Arc::new((Barrier::new(THREADS), Slots::new(2 * THREADS)));
         let other = {
             let shared = shared.clone();
@@ -37,5 +43,6 @@ fn writes_before_arrive_are_visible_after_wait() {
         participant(&shared.0, &shared.1, 0);
         other.join().unwrap();
         assert!(shared.0.phase_parity(), "three phases completed: parity 1");
+        let _ = reach.events();
     });
 }

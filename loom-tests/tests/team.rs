@@ -7,7 +7,7 @@
 //! the word's `Debug`.
 
 mod common;
-use common::{model, panic_message, quiet_expected_panics, word, Slots};
+use common::{model_reaching, panic_message, quiet_expected_panics, word, Order, Reach, Slots};
 use loom::{
     sync::{
         atomic::{AtomicBool, AtomicUsize, Ordering},
@@ -27,6 +27,11 @@ fn team(seats: usize) -> Arc<Team> {
 /// re-arms it and makes the combined arrival; one seat splits arrive and
 /// wait (tokens on the team), the other uses `arrive_and_wait`. Writes
 /// before each arrival are visible after the wait (double-buffered slots).
+///
+/// Cases (both shapes): seat 0's arrival completed a phase, seat 1's did;
+/// a wait slept until woken. One layout: both arrival orders come up in
+/// each phase's race (the cases), and a swap would double a model among
+/// the suite's costliest.
 #[test]
 fn two_seats_combine_over_two_phases() {
     combine_over_two_phases(0);
@@ -40,7 +45,12 @@ fn two_flat_seats_combine_over_two_phases() {
 }
 
 fn combine_over_two_phases(flat: usize) {
-    model(move || {
+    let cases = &[
+        "seat 0 completed a phase",
+        "seat 1 completed a phase",
+        "event:park-sleeps",
+    ];
+    model_reaching(cases, move |reach| {
         let team = Arc::new(Team::with_shape(2, 2, flat));
         let slots = Arc::new(Slots::new(4));
         let other = {
@@ -59,7 +69,11 @@ fn combine_over_two_phases(flat: usize) {
         let seat = team.seat(0);
         for p in 0..2 {
             slots.set(p * 2, p);
-            seat.arrive_and_wait();
+            reach.either(
+                seat.arrive_and_wait().is_leader(),
+                "seat 0 completed a phase",
+                "seat 1 completed a phase",
+            );
             assert_eq!(slots.get(p * 2 + 1), p);
         }
         other.join().unwrap();
@@ -68,6 +82,7 @@ fn combine_over_two_phases(flat: usize) {
             word(&team),
             "Barrier { phase_parity: false, pending: 2, expected: 2, tx: 0, poisoned: false }"
         );
+        let _ = reach.events();
     });
 }
 
@@ -76,9 +91,18 @@ fn combine_over_two_phases(flat: usize) {
 /// to the root, whose last arriver arrives on the word for all three. Two
 /// threads: the main one holds seats 2 and 0. Both see every write; one
 /// leader.
+///
+/// Cases: the main thread (seat 0) led, the other thread (seat 1) led; a
+/// wait slept. One layout: either thread's climb completes the root in it
+/// (the cases).
 #[test]
 fn three_seats_climb_to_the_root() {
-    model(|| {
+    let cases = &[
+        "the main thread led",
+        "the other thread led",
+        "event:park-sleeps",
+    ];
+    model_reaching(cases, |reach| {
         let team = team(3);
         let slots = Arc::new(Slots::new(3));
         let other = {
@@ -101,6 +125,8 @@ fn three_seats_climb_to_the_root() {
         assert!(team.try_wait(&token));
         let other_led = other.join().unwrap();
         assert!(leader != other_led, "exactly one leader");
+        reach.either(leader, "the main thread led", "the other thread led");
+        let _ = reach.events();
         assert!(team.phase_parity());
         std::mem::forget((two, zero));
     });
@@ -111,9 +137,12 @@ fn three_seats_climb_to_the_root() {
 /// The observer only reads, and here it is the thread loom runs first: on
 /// loom 0.7.3 the phase never completed before its first look (`README.md`,
 /// "The patched loom"); the model below has the other layout.
+///
+/// Cases (both layouts): the observer slept until the root's arrival woke
+/// it, or it never slept (the phase completed before it would).
 #[test]
 fn the_root_arrival_races_a_parity_waiter() {
-    model(|| {
+    model_reaching(OBSERVER_CASES, |reach| {
         let team = team(2);
         let slots = Arc::new(Slots::new(2));
         let seats: Vec<_> = (0..2)
@@ -132,7 +161,16 @@ fn the_root_arrival_races_a_parity_waiter() {
         for t in seats {
             t.join().unwrap();
         }
+        observer_cases(reach);
     });
+}
+
+const OBSERVER_CASES: &[&str] = &["event:park-sleeps", "the observer never slept"];
+
+fn observer_cases(reach: &Reach) {
+    if !reach.slept() {
+        reach.case("the observer never slept");
+    }
 }
 
 /// The same race with the observer on a spawned thread and seat 1 on the
@@ -140,7 +178,7 @@ fn the_root_arrival_races_a_parity_waiter() {
 /// the observer's first look, which the model above never reaches.
 #[test]
 fn the_root_arrival_races_a_parity_waiter_spawned_first() {
-    model(|| {
+    model_reaching(OBSERVER_CASES, |reach| {
         let team = team(2);
         let slots = Arc::new(Slots::new(2));
         let observer = {
@@ -165,6 +203,7 @@ fn the_root_arrival_races_a_parity_waiter_spawned_first() {
         std::mem::forget(seat);
         observer.join().unwrap();
         zero.join().unwrap();
+        observer_cases(reach);
     });
 }
 
@@ -185,21 +224,42 @@ fn a_flat_seat_leaves_while_the_phase_runs() {
     leave_mid_phase(|| Arc::new(Team::new(2)));
 }
 
+/// Cases (both shapes): the leave returned before seat 1's phase-0
+/// `arrive_and_wait` did, or began after it had returned (phase 0
+/// complete). Whether the leave's RMW came before seat 1's arrival (a drop
+/// in phase 0, or a fold into its round) has no outside witness: the count
+/// pins it. One layout: the leaver's two operations race the other seat's
+/// arrival from either side in it (the cases).
 fn leave_mid_phase(make: fn() -> Arc<Team>) {
-    model(move || {
+    let cases = &[
+        "the leave returned before seat 1's wait",
+        "the leave began after seat 1's wait",
+    ];
+    model_reaching(cases, move |reach| {
         let team = make();
         let slots = Arc::new(Slots::new(1));
+        // Outside the model: the leave returned; seat 1's phase-0 wait returned.
+        let (left, completed) = (Order::new(), Order::new());
         let leaver = {
             let (team, slots) = (team.clone(), slots.clone());
+            let (left, completed, reach) = (left.clone(), completed.clone(), reach.clone());
             thread::spawn(move || {
                 let seat = team.seat(0);
                 slots.set(0, 7);
                 drop(seat.arrive());
+                if completed.get() == 1 {
+                    reach.case("the leave began after seat 1's wait");
+                }
                 drop(seat); // leaves from phase 1 on; never waits
+                left.set(1);
             })
         };
         let seat = team.seat(1);
         seat.arrive_and_wait();
+        if left.get() == 1 {
+            reach.case("the leave returned before seat 1's wait");
+        }
+        completed.set(1);
         assert_eq!(slots.get(0), 7);
         seat.arrive_and_wait(); // phase 1: only this seat
         leaver.join().unwrap();
@@ -218,10 +278,18 @@ fn leave_mid_phase(make: fn() -> Arc<Team>) {
 /// 0: its drops fold into phase 0 on the word. The team ends retired: in
 /// phase 1 if the leavers' drops folded into phase 0 (at the node or on the
 /// word), in phase 2 if they arrived in phase 1.
+///
+/// Cases: those two endings. One layout: the completing `arrive_and_drop`
+/// is one operation, which loom places before, between and after the
+/// leavers' (the cases).
 #[test]
 fn every_seat_leaving_early_folds_into_the_running_phase() {
     quiet_expected_panics();
-    model(|| {
+    let cases = &[
+        "the leaves folded into phase 0",
+        "the leavers arrived in phase 1",
+    ];
+    model_reaching(cases, |reach| {
         let team = Arc::new(Team::with_shape(3, 4, 0)); // one node for all three
         let leavers: Vec<_> = (0..2)
             .map(|rank| {
@@ -238,6 +306,11 @@ fn every_seat_leaving_early_folds_into_the_running_phase() {
             t.join().unwrap();
         }
         let parity = team.phase_parity();
+        reach.either(
+            parity,
+            "the leaves folded into phase 0",
+            "the leavers arrived in phase 1",
+        );
         assert_eq!(
             word(&team),
             format!("Barrier {{ phase_parity: {parity}, pending: 0, expected: 0, tx: 0, poisoned: false }}")
@@ -265,8 +338,28 @@ fn an_arrival_in_the_completion_window_of_a_flat_team() {
     arrival_in_the_completion_window(2);
 }
 
+/// Cases (both shapes): seat 0's arrival completed phase 0 (its
+/// completion opens the window to the other thread), seat 1's did; seat 1's
+/// phase-1 arrival found phase 0 completing and waited it out (the window
+/// this model is about: `event:op-waits-out-completion`, the word's RMW's
+/// own wait, on the flat team; `event:seat-waits-out-completion`,
+/// `Seat::enter`'s, through the tree). One
+/// layout: both threads complete phase 0 in it (the cases).
 fn arrival_in_the_completion_window(flat: usize) {
-    model(move || {
+    let cases: &'static [&'static str] = if flat > 0 {
+        &[
+            "seat 0 completed phase 0",
+            "seat 1 completed phase 0",
+            "event:op-waits-out-completion",
+        ]
+    } else {
+        &[
+            "seat 0 completed phase 0",
+            "seat 1 completed phase 0",
+            "event:seat-waits-out-completion",
+        ]
+    };
+    model_reaching(cases, move |reach| {
         let slots = Arc::new(Slots::new(3));
         let runs = Arc::new(AtomicUsize::new(0));
         let window = Arc::new((AtomicBool::new(false), Notify::new()));
@@ -307,13 +400,18 @@ fn arrival_in_the_completion_window(flat: usize) {
         };
         let seat = team.seat(0);
         slots.set(0, 1);
-        seat.arrive_and_wait();
+        reach.either(
+            seat.arrive_and_wait().is_leader(),
+            "seat 0 completed phase 0",
+            "seat 1 completed phase 0",
+        );
         assert_eq!(slots.get(2), 100);
         seat.arrive_and_wait(); // phase 1
         early.join().unwrap();
         std::mem::forget(seat);
         assert_eq!(runs.load(Ordering::Relaxed), 2);
         assert!(!team.phase_parity());
+        let _ = reach.events();
     });
 }
 
@@ -322,10 +420,16 @@ fn arrival_in_the_completion_window(flat: usize) {
 /// function: the other seat either led phase 0 (the poison came after it)
 /// or panics with the poisoned message; it never hangs, and the completion
 /// runs at most once.
+///
+/// Cases: the other seat led phase 0 (the poison came after), or phase 0
+/// was poisoned before it completed. One layout: the dying seat's arrival
+/// and poisoning drop race the other seat's arrival from either side in it
+/// (the cases).
 #[test]
 fn an_unwinding_seat_drop_races_a_completion() {
     quiet_expected_panics();
-    model(|| {
+    let cases = &["phase 0 completed first", "the poison came first"];
+    model_reaching(cases, |reach| {
         let runs = Arc::new(AtomicUsize::new(0));
         let team = {
             let runs = runs.clone();
@@ -351,11 +455,18 @@ fn an_unwinding_seat_drop_races_a_completion() {
             })
         };
         let seat = team.seat(1);
+        let completed = std::cell::Cell::new(false);
         let mine = catch_unwind(AssertUnwindSafe(|| {
             seat.arrive_and_wait();
+            completed.set(true);
             seat.arrive_and_wait(); // phase 1 can never complete: poisoned
         }));
         dying.join().unwrap();
+        reach.either(
+            completed.get(),
+            "phase 0 completed first",
+            "the poison came first",
+        );
         let message = panic_message(&*mine.unwrap_err());
         assert!(
             message.starts_with("syncthreads: barrier poisoned: a participant panicked"),
@@ -385,9 +496,13 @@ fn a_flat_double_arrival_is_refused_while_the_other_seat_races_the_phase() {
     double_arrival_races_the_phase(2);
 }
 
+/// Cases (both shapes): the second arrival was refused (phase 0 still
+/// ran), or it was phase 1's. One layout: the other seat's one arrival
+/// lands before or after the second arrival in it (the cases).
 fn double_arrival_races_the_phase(flat: usize) {
     quiet_expected_panics();
-    model(move || {
+    let cases = &["refused", "phase 1's arrival"];
+    model_reaching(cases, move |reach| {
         let slots = Arc::new(Slots::new(2));
         let runs = Arc::new(AtomicUsize::new(0));
         let team = {
@@ -425,8 +540,10 @@ fn double_arrival_races_the_phase(flat: usize) {
         // Relaxed: after the join.
         assert_eq!(runs.load(Ordering::Relaxed), 1, "phase 0 completed once");
         match again {
-            Ok(()) => {} // phase 0 had completed: an arrival in phase 1
+            // phase 0 had completed: an arrival in phase 1
+            Ok(()) => reach.case("phase 1's arrival"),
             Err(payload) => {
+                reach.case("refused");
                 let message = panic_message(&*payload);
                 assert!(
                     message.contains("seat 0 already arrived in phase 0"),
@@ -464,8 +581,19 @@ fn a_tree_seat_that_learned_of_the_completion_relaxed_arrives_in_the_next_phase(
     learned_of_the_completion_relaxed(0);
 }
 
+/// Cases: the stale read this model is about came up: on the flat team the
+/// word's RMW refused on it and the latest word showed the completion
+/// (`event:seat-arrival-refused-stale`), through the tree `Seat::enter`'s
+/// load returned it and the latest word did not (`event:seat-entry-read-stale`).
+/// One layout: the main thread's arrival is the one after the other's
+/// completion by construction (the flag).
 fn learned_of_the_completion_relaxed(flat: usize) {
-    model(move || {
+    let cases: &'static [&'static str] = if flat > 0 {
+        &["event:seat-arrival-refused-stale"]
+    } else {
+        &["event:seat-entry-read-stale"]
+    };
+    model_reaching(cases, move |reach| {
         let team = Arc::new(Team::with_shape(2, 2, flat));
         let done = Arc::new(AtomicBool::new(false));
         let seat = team.seat(0);
@@ -494,5 +622,6 @@ fn learned_of_the_completion_relaxed(flat: usize) {
             format!("Barrier {{ phase_parity: true, pending: {pending}, expected: 2, tx: 0, poisoned: false }}")
         );
         std::mem::forget(seat);
+        let _ = reach.events();
     });
 }

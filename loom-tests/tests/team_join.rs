@@ -8,8 +8,8 @@
 
 mod common;
 use common::{
-    counted, model, model_reaching, model_reaching_bounded, panic_message, quiet_expected_panics,
-    word, Slots,
+    counted, model_reaching, model_reaching_bounded, panic_message, quiet_expected_panics, word,
+    Order, Slots,
 };
 use loom::{
     sync::{
@@ -28,11 +28,20 @@ fn odd_phase<F: syncthreads::Completion>(team: &Team<F>) -> bool {
 /// Rank 0 completes phases 0 and 1 (alone, or with the joined seat) and
 /// then leaves; the main thread joins (rank 1, one leaf for both), arrives
 /// once and leaves. A join after rank 0 left finds the team retired.
+///
+/// Cases: the join landed in phase 0 or 2, in phase 1, or found the team
+/// retired. One layout: the stayer's arrivals land before, around and
+/// after the join in it (the cases).
 #[test]
 fn a_join_races_the_completing_arrival() {
     quiet_expected_panics();
+    let cases = &[
+        "joined phase 0 or 2",
+        "joined phase 1",
+        "the team had retired",
+    ];
     // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
-    common::model_bounded(2, || {
+    model_reaching_bounded(2, cases, |reach| {
         let team = Arc::new(Team::with_capacity_and_shape(1, 2, 2, 0));
         let slots = Arc::new(Slots::new(1));
         let stayer = {
@@ -48,13 +57,17 @@ fn a_join_races_the_completing_arrival() {
             Ok(joined) => {
                 let joined = joined.expect("rank 1 is free");
                 assert_eq!(joined.rank(), 1);
-                if odd_phase(&team) {
+                // One look at the word: each is a scheduling point.
+                let odd = odd_phase(&team);
+                reach.either(odd, "joined phase 1", "joined phase 0 or 2");
+                if odd {
                     // Joined phase 1: the join saw phase 0's arrivals.
                     assert_eq!(slots.get(0), 7);
                 }
                 joined.arrive_and_wait();
             }
             Err(payload) => {
+                reach.case("the team had retired");
                 let message = panic_message(&*payload);
                 assert!(message.contains("the barrier is retired"), "{message}");
             }
@@ -76,21 +89,38 @@ fn a_join_races_the_completing_arrival() {
 /// early in phase 1's), racing a join that attaches rank 2 to the same node
 /// (from the round after the joined phase). Seat 0 and the joined seat then
 /// meet in every phase; rank 1 is never handed out while it is counted.
+///
+/// Cases: the join returned before the leave began, the leave returned
+/// before the join did. One layout: the leaver's two operations land on
+/// either side of the join in it (the cases).
 #[test]
 fn a_join_races_a_leave_at_the_same_node() {
+    let cases = &[
+        "the join returned before the leave began",
+        "the leave returned before the join",
+    ];
     // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
-    common::model_bounded(2, || {
+    model_reaching_bounded(2, cases, |reach| {
         let team = Arc::new(Team::with_capacity_and_shape(2, 4, 4, 0));
+        // Outside the model: the leave began; it returned.
+        let (began, left) = (Order::new(), Order::new());
         let leaver = {
-            let team = team.clone();
+            let (team, began, left) = (team.clone(), began.clone(), left.clone());
             thread::spawn(move || {
                 let seat = team.seat(1);
                 drop(seat.arrive());
+                began.set(1);
                 drop(seat); // leaves from phase 1 on
+                left.set(1);
             })
         };
         let stayer = team.seat(0);
         let joined = team.join().expect("ranks 2 and 3 are free");
+        if began.get() == 0 {
+            reach.case("the join returned before the leave began");
+        } else if left.get() == 1 {
+            reach.case("the leave returned before the join");
+        }
         // Rank 1 is counted in phases 0 and 1: never the joined rank here.
         assert_eq!(joined.rank(), 2);
         let t = stayer.arrive();
@@ -120,14 +150,23 @@ fn a_join_races_a_leave_at_the_same_node() {
 /// and attaches it at the root, racing those climbs. The joined seat reads
 /// the writes after each wait. A join after both left finds the team
 /// retired.
+///
+/// Cases: the join landed in phase 0 or 2, or found the team retired. A
+/// join in phase 1 is not reached at this bound: the pair's thread never
+/// waits in phase 1 (its two seats complete it), so stopping it there
+/// takes a second preemption besides the one that lets it run before the
+/// join; the revival races (the bound's reason below) need none of that.
+/// One layout: the pair's arrivals and leaves land before, around and after
+/// the join in it (the cases).
 #[test]
 fn a_join_revives_an_empty_leaf_while_a_leave_climbs() {
     quiet_expected_panics();
+    let cases = &["joined phase 0 or 2", "the team had retired"];
     // Capped at 1 preemption: at 2 the patched loom's schedules grow past
     // the suite's budget, and the races it is about (the attach at the root
     // between the pair's climbs, the revival before or after the leaf's
     // last climb) need one preemption each (README.md, "Bounds").
-    common::model_bounded(1, || {
+    model_reaching_bounded(1, cases, |reach| {
         let team = Arc::new(Team::with_capacity_and_shape(2, 4, 2, 0));
         let slots = Arc::new(Slots::new(2));
         let pair = {
@@ -149,6 +188,9 @@ fn a_join_revives_an_empty_leaf_while_a_leave_climbs() {
                 assert_eq!(joined.rank(), 2);
                 // Phase 0, 1 or 2 (then with the pair's leaves).
                 let odd = odd_phase(&team);
+                if !odd {
+                    reach.case("joined phase 0 or 2");
+                }
                 joined.arrive_and_wait();
                 assert_eq!(slots.get(odd as usize), odd as usize + 1);
                 if !odd {
@@ -157,6 +199,7 @@ fn a_join_revives_an_empty_leaf_while_a_leave_climbs() {
                 }
             }
             Err(payload) => {
+                reach.case("the team had retired");
                 let message = panic_message(&*payload);
                 assert!(message.contains("the barrier is retired"), "{message}");
             }
@@ -173,10 +216,20 @@ fn a_join_revives_an_empty_leaf_while_a_leave_climbs() {
 /// A join that lands while phase 0's completion function runs waits for
 /// phase 1 and joins that one; the completion function's writes are visible
 /// to it. Rank 0 completes phase 0 alone, or with the joined seat.
+///
+/// Cases: the join landed in phase 0, in phase 1, and in the window (it
+/// found phase 0 completing and waited it out:
+/// `event:op-waits-out-completion`). One layout: the stayer's arrivals
+/// land before, inside and after the join in it (the cases).
 #[test]
 fn a_join_in_the_completion_window_joins_the_next_phase() {
+    let cases = &[
+        "joined phase 0",
+        "joined phase 1",
+        "event:op-waits-out-completion",
+    ];
     // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
-    common::model_bounded(2, || {
+    model_reaching_bounded(2, cases, |reach| {
         let slots = Arc::new(Slots::new(1));
         let runs = Arc::new(AtomicUsize::new(0));
         let team = {
@@ -203,11 +256,15 @@ fn a_join_in_the_completion_window_joins_the_next_phase() {
             })
         };
         let joined = team.join().expect("rank 1 is free");
-        if odd_phase(&team) {
+        // One look at the word: each is a scheduling point.
+        let odd = odd_phase(&team);
+        reach.either(odd, "joined phase 1", "joined phase 0");
+        if odd {
             assert_eq!(slots.get(0), 100);
         }
         joined.arrive_and_drop();
         stayer.join().unwrap();
+        let _ = reach.events();
         // Relaxed: every run happened-before the join of the stayer.
         assert_eq!(runs.load(Ordering::Relaxed), 2);
         assert_eq!(
@@ -403,23 +460,46 @@ fn a_join_attaches_to_a_completed_round_whose_members_all_left() {
 /// after the running one: a join that reads it then must still find the
 /// team full. Phase 0 is held open by a tx count; rank 1 arrived in it and
 /// left from phase 1 on, so its rank is free from phase 2 only.
+///
+/// Cases: the join returned before the double arrival was refused, or
+/// began after it was refused; the case inside them (the join's look at the
+/// entry while it is two phases ahead) has no outside witness: the count
+/// pins it (and the wide-phase window's mutant, README.md). One layout:
+/// the main thread's one refused arrival lands on either side of the join
+/// and inside it.
 #[test]
 fn a_join_beside_a_refused_flat_double_arrival_finds_the_team_full() {
     quiet_expected_panics();
-    model(|| {
+    let cases = &[
+        "the join returned before the refusal",
+        "the join began after the refusal",
+    ];
+    model_reaching(cases, |reach| {
         let team = Arc::new(Team::with_capacity(2, 2));
         let (first, second) = (team.seat(0), team.seat(1));
         team.expect_tx(1);
         drop(first.arrive());
         drop(second.arrive());
         drop(second); // leaves from phase 1 on
+                      // Outside the model: the double arrival was refused; the join returned.
+        let (refused, joined) = (Order::new(), Order::new());
         let joiner = {
-            let team = team.clone();
+            let (team, reach) = (team.clone(), reach.clone());
+            let (refused, joined) = (refused.clone(), joined.clone());
             thread::spawn(move || {
+                let after = refused.get() == 1;
                 assert!(team.join().is_none(), "rank 1 is free from phase 2 only");
+                joined.set(1);
+                if after {
+                    reach.case("the join began after the refusal");
+                }
             })
         };
         let again = catch_unwind(AssertUnwindSafe(|| drop(first.arrive())));
+        if joined.get() == 1 {
+            reach.case("the join returned before the refusal");
+        }
+        refused.set(1);
         let message = panic_message(&*again.unwrap_err());
         assert!(
             message.contains("seat 0 already arrived in phase 0"),

@@ -5,7 +5,7 @@
 //! in, and every phase completes exactly once with the right counts.
 
 mod common;
-use common::{counted, word, Slots};
+use common::{counted, model_reaching_bounded, word, Slots};
 use loom::{
     sync::{atomic::Ordering, Arc},
     thread,
@@ -31,10 +31,22 @@ use loom::{
 /// phase 2 (Y's leave counts there): with a `Relaxed` re-arm it races.
 /// Whatever the order, three phases complete once each and phase 3 owes
 /// S alone.
+///
+/// Cases: the interleaving above (a fold landed between a round's
+/// completing `fetch_add` and its re-arm, whose CAS then retried:
+/// `event:node-rearm-retried`), and which of S and Y completed phase 1
+/// (the arrival order at the word). One layout: Y's
+/// thread runs every part that races the main thread's, before, between
+/// and after them (the cases).
 #[test]
 fn a_leave_folds_into_a_completed_round_before_its_re_arm() {
+    let cases = &[
+        "event:node-rearm-retried",
+        "Y completed phase 1",
+        "S completed phase 1",
+    ];
     // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
-    common::model_bounded(2, || {
+    model_reaching_bounded(2, cases, |reach| {
         let (team, runs) = counted(5, 6, 2);
         for rank in 1..4 {
             drop(team.seat(rank));
@@ -57,10 +69,12 @@ fn a_leave_folds_into_a_completed_round_before_its_re_arm() {
         let t = s.arrive();
         drop(x);
         team.wait(t);
-        s.arrive_and_wait(); // phase 1, with Y
+        let led = s.arrive_and_wait().is_leader(); // phase 1, with Y
         s.arrive_and_wait(); // phase 2: S alone (Y's leave counts here)
         assert_eq!(slots.get(0), 7);
         y.join().unwrap();
+        reach.either(led, "S completed phase 1", "Y completed phase 1");
+        let _ = reach.events();
         // Relaxed: every run happened-before the wait that returned above.
         assert_eq!(runs.load(Ordering::Relaxed), 3);
         assert_eq!(
@@ -84,10 +98,21 @@ fn a_leave_folds_into_a_completed_round_before_its_re_arm() {
 /// 1); a join after phase 0 completed joins phase 1. The joined seat
 /// arrives from the phase it joined to phase 1; each phase completes once,
 /// and phase 2 owes seats 1 and 2.
+///
+/// Cases: the join landed in phase 0, in phase 1; an attach or a fold
+/// landed between the node's completing `fetch_add` and its re-arm, whose
+/// CAS then retried (`event:node-rearm-retried`). One layout: the stayer's
+/// two arrivals race every step of the main thread's from either side in
+/// it (the cases).
 #[test]
 fn a_join_and_a_leave_land_between_the_completing_add_and_the_re_arm() {
+    let cases = &[
+        "joined phase 0",
+        "joined phase 1",
+        "event:node-rearm-retried",
+    ];
     // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
-    common::model_bounded(2, || {
+    model_reaching_bounded(2, cases, |reach| {
         let (team, runs) = counted(2, 4, 4);
         let stayer = {
             let team = team.clone();
@@ -104,6 +129,7 @@ fn a_join_and_a_leave_land_between_the_completing_add_and_the_re_arm() {
         assert_eq!(joined.rank(), 2);
         // The phase it joined cannot complete before its arrival.
         let in_phase_0 = !team.phase_parity();
+        reach.either(in_phase_0, "joined phase 0", "joined phase 1");
         drop(leaver); // leaves from phase 1 on
         joined.arrive_and_wait();
         if in_phase_0 {
@@ -113,6 +139,7 @@ fn a_join_and_a_leave_land_between_the_completing_add_and_the_re_arm() {
         // Relaxed: every run happened-before the waits above.
         assert_eq!(runs.load(Ordering::Relaxed), 2);
         assert_eq!(team.missing(), [1, 2]);
+        let _ = reach.events();
         assert_eq!(
             word(&team),
             "Barrier { phase_parity: false, pending: 2, expected: 2, tx: 0, poisoned: false }"

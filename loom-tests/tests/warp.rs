@@ -3,17 +3,27 @@
 //! without the lanes outside it; no lane's wake-up is lost (loom would report
 //! a parked lane as a deadlock). Two lanes only: each `sync` reads every lane
 //! of its mask, so a third lane multiplies the schedules beyond the budget.
+//!
+//! Cases (each model): a lane's sync slept in the parking lot until the
+//! other lane's sync woke it, and a lane about to sleep found the sync
+//! done under the lot's lock (the other lane came in between). One layout:
+//! the two-lane models run one program on both lanes; the one-lane part's
+//! lanes run different programs, but the interleaving it is about needs
+//! lanes 1 and 2 first, which the main thread's first sync (alone, it
+//! never waits) hands them at no cost in preemptions.
 
 mod common;
-use common::{model_bounded, Slots};
+use common::{model_reaching_bounded, Slots};
 use loom::{sync::Arc, thread};
 use syncthreads::WarpBarrier;
 
 const ROUNDS: usize = 3;
 
+const PARKING: &[&str] = &["event:park-sleeps", "event:park-refused"];
+
 #[test]
 fn full_mask_sync_publishes_writes() {
-    model_bounded(2, || {
+    model_reaching_bounded(2, PARKING, |reach| {
         let shared = Arc::new((WarpBarrier::new(2), Slots::new(4)));
         let lane = |me: usize| {
             let shared = shared.clone();
@@ -30,12 +40,13 @@ fn full_mask_sync_publishes_writes() {
         let other = thread::spawn(lane(1));
         lane(0)();
         other.join().unwrap();
+        let _ = reach.events();
     });
 }
 
 #[test]
 fn subset_mask_does_not_wait_for_lanes_outside_it() {
-    model_bounded(2, || {
+    model_reaching_bounded(2, PARKING, |reach| {
         // A 3-lane warp whose lane 2 never syncs: lanes 0 and 1 sync on 0b011
         // for several rounds without waiting for it.
         let shared = Arc::new((WarpBarrier::new(3), Slots::new(4)));
@@ -57,6 +68,7 @@ fn subset_mask_does_not_wait_for_lanes_outside_it() {
             format!("{:?}", shared.0),
             "WarpBarrier { synced: [2, 2, 0] }"
         );
+        let _ = reach.events();
     });
 }
 
@@ -75,7 +87,7 @@ fn subset_mask_does_not_wait_for_lanes_outside_it() {
 /// bound 1 still covers a wake-up racing one park.
 #[test]
 fn one_lane_part_counts_and_keeps_the_lanes_in_step() {
-    model_bounded(1, || {
+    model_reaching_bounded(1, PARKING, |reach| {
         let shared = Arc::new((WarpBarrier::new(3), Slots::new(2)));
         let lane1 = {
             let shared = shared.clone();
@@ -99,5 +111,6 @@ fn one_lane_part_counts_and_keeps_the_lanes_in_step() {
         lane1.join().unwrap();
         lane2.join().unwrap();
         assert_eq!(format!("{warp:?}"), "WarpBarrier { synced: [2, 2, 1] }");
+        let _ = reach.events();
     });
 }

@@ -179,6 +179,7 @@ pub(crate) fn park(
     let lot = &*lot::LOT;
     lot.lock();
     if !validate() {
+        crate::sync::model_event("park-refused");
         lot.unlock();
         return Parked::Invalid;
     }
@@ -193,6 +194,7 @@ pub(crate) fn park(
     lot.unlock();
     // An `unpark_all` between the unlock and here leaves loom's unpark token,
     // so the park returns at once: nothing is lost.
+    crate::sync::model_event("park-sleeps");
     lot::sleep();
     Parked::Woken
 }

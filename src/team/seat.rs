@@ -295,6 +295,7 @@ impl<F: Completion> Seat<'_, F> {
                         self.rank
                     );
                 }
+                crate::sync::model_event("seat-entry-read-stale");
             }
             // Acquire: as above: the next turn may arrive on this word, so it
             // must synchronize with the RMW that started the phase it shows.
@@ -306,6 +307,7 @@ impl<F: Completion> Seat<'_, F> {
     #[cold]
     #[track_caller]
     pub(super) fn wait_next_phase(&self, call: SeatCall, last: Phase) {
+        crate::sync::model_event("seat-waits-out-completion");
         let barrier = &self.team.barrier;
         barrier.check_not_in_completion(&call);
         barrier.wait_until(|s| (s.phase() != last || s.poison().is_some()).then_some(()));
@@ -398,6 +400,7 @@ impl<F: Completion> Seat<'_, F> {
                             s.phase()
                         );
                     }
+                    crate::sync::model_event("seat-arrival-refused-stale");
                 }
                 other => other.panic(call),
             }

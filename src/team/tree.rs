@@ -459,7 +459,10 @@ impl Node {
                 Ordering::Relaxed,
             ) {
                 Ok(_) => return sums,
-                Err(found) => cur = NodeWord(found),
+                Err(found) => {
+                    crate::sync::model_event("node-rearm-retried");
+                    cur = NodeWord(found);
+                }
             }
         }
     }

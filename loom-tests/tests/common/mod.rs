@@ -100,6 +100,19 @@ where
     model_reaching_bounded(usize::MAX, cases, f)
 }
 
+/// [`model_reaching_bounded`] with room for `branches` scheduling points
+/// per execution (see [`model_with`]).
+pub fn model_reaching_with<F>(
+    max: usize,
+    branches: Option<usize>,
+    cases: &'static [&'static str],
+    f: F,
+) where
+    F: Fn(&Reach) + Sync + Send + 'static,
+{
+    reaching(max, branches, cases, f)
+}
+
 /// [`model_reaching`] with the preemption bound capped at `max`. A case
 /// `event:NAME` is reached when the crate marked the internal path `NAME`
 /// (`syncthreads::take_model_events`, under `--cfg loom` only) in some
@@ -108,28 +121,30 @@ pub fn model_reaching_bounded<F>(max: usize, cases: &'static [&'static str], f: 
 where
     F: Fn(&Reach) + Sync + Send + 'static,
 {
+    reaching(max, None, cases, f)
+}
+
+fn reaching<F>(max: usize, branches: Option<usize>, cases: &'static [&'static str], f: F)
+where
+    F: Fn(&Reach) + Sync + Send + 'static,
+{
     let _ = syncthreads::take_model_events();
     let reach = Reach {
         cases,
         seen: Default::default(),
+        events_seen: Default::default(),
     };
     let inner = reach.clone();
-    model_bounded(max, move || f(&inner));
-    let mut seen = reach.seen.lock().unwrap();
-    // The internal paths the crate marked (`sync::model_event`), named
-    // `event:NAME` among the cases.
-    for event in syncthreads::take_model_events() {
-        if let Some(case) = cases
-            .iter()
-            .find(|case| case.strip_prefix("event:") == Some(event))
-        {
-            seen.insert(case);
-        }
-    }
+    model_with(max, branches, move || f(&inner));
+    // The internal paths the crate marked (`sync::model_event`) since the
+    // last execution's `Reach::events`, named `event:NAME` among the cases.
+    reach.mark_events(syncthreads::take_model_events());
+    let seen = reach.seen.lock().unwrap();
+    let events = reach.events_seen.lock().unwrap();
     for case in cases {
         assert!(
             seen.contains(case),
-            "loom never reached the case `{case}` (reached: {seen:?})"
+            "loom never reached the case `{case}` (reached: {seen:?}; internal paths: {events:?})"
         );
     }
 }
@@ -140,6 +155,8 @@ where
 pub struct Reach {
     cases: &'static [&'static str],
     seen: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<&'static str>>>,
+    /// Every internal path marked in the exploration (for the failure message).
+    events_seen: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<&'static str>>>,
 }
 
 impl Reach {
@@ -150,6 +167,94 @@ impl Reach {
             "`{case}` is not a case of the model"
         );
         self.seen.lock().unwrap().insert(case);
+    }
+
+    /// Names `yes` if `cond` holds in this execution, else `no`.
+    pub fn either(&self, cond: bool, yes: &'static str, no: &'static str) {
+        self.case(if cond { yes } else { no });
+    }
+
+    /// The internal paths (`sync::model_event`) this execution came
+    /// through: call it once, at the end of the execution, on the main
+    /// thread after the joins (it takes them; loom runs every model thread
+    /// of an execution on one OS thread, whose list this is). Those named
+    /// `event:NAME` among the cases count as reached. The paths of the
+    /// parking model: `park-sleeps` (a wait slept in the parking lot until
+    /// woken), `park-refused` (a wait about to sleep found, under the lot's
+    /// lock, that the word had changed: the waker came in between).
+    pub fn events(&self) -> std::collections::BTreeSet<&'static str> {
+        let events = syncthreads::take_model_events();
+        self.mark_events(events.clone());
+        events
+    }
+
+    /// Whether a wait of this execution slept in the parking lot (see
+    /// [`Reach::events`]: call once, at the end).
+    pub fn slept(&self) -> bool {
+        self.events().contains("park-sleeps")
+    }
+
+    fn mark_events(&self, events: std::collections::BTreeSet<&'static str>) {
+        let mut seen = self.seen.lock().unwrap();
+        for event in &events {
+            if let Some(case) = self
+                .cases
+                .iter()
+                .find(|case| case.strip_prefix("event:") == Some(*event))
+            {
+                seen.insert(case);
+            }
+        }
+        self.events_seen.lock().unwrap().extend(events);
+    }
+}
+
+/// Counts the polls of a future (outside the model, as [`Order`]): a task
+/// whose first poll was its last never waited for a wake.
+#[derive(Default)]
+pub struct Polls(std::cell::Cell<usize>);
+
+impl Polls {
+    /// `fut`, counting its polls here.
+    pub fn count<'a, F: std::future::Future + 'a>(
+        &'a self,
+        fut: F,
+    ) -> impl std::future::Future<Output = F::Output> + 'a {
+        let mut fut = Box::pin(fut);
+        std::future::poll_fn(move |cx| {
+            self.0.set(self.0.get() + 1);
+            fut.as_mut().poll(cx)
+        })
+    }
+
+    pub fn get(&self) -> usize {
+        self.0.get()
+    }
+}
+
+/// A record of the order one execution took, outside the model: a std
+/// atomic, which loom neither sees nor schedules (it runs the model threads
+/// one at a time on one OS thread, so the record is the real order of that
+/// execution). For naming cases only, never for an assertion on ordering.
+#[derive(Default)]
+pub struct Order(std::sync::atomic::AtomicUsize);
+
+impl Order {
+    pub fn new() -> std::sync::Arc<Order> {
+        Default::default()
+    }
+
+    /// Adds one (Relaxed: outside the model, one OS thread).
+    pub fn bump(&self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn set(&self, v: usize) {
+        self.0.store(v, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn get(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
