@@ -516,7 +516,7 @@ impl<F: Completion> Barrier<F> {
 
     /// Whether the barrier is poisoned (by [`poison`](Barrier::poison), a
     /// panicking completion function, or, for a [`Team`](crate::Team), a
-    /// seat whose thread panicked). True as soon as `poison()` returned,
+    /// participant whose thread panicked). True as soon as `poison()` returned,
     /// also while a completion function still runs.
     ///
     /// # Examples
@@ -538,18 +538,6 @@ impl<F: Completion> Barrier<F> {
     }
 
     // ---- internals -------------------------------------------------------
-
-    /// The current phase modulo 4 (`Relaxed`: for a participant between its
-    /// wait and its next arrival the phase cannot change; see block.rs).
-    #[inline]
-    pub(crate) fn phase(&self) -> Phase {
-        // Relaxed: the caller (a block's step 1) read the new phase with its
-        // wait's Acquire, and the phase cannot move on without its next
-        // arrival, so by coherence this load reads that same phase; the
-        // caller reads no data on the strength of it (its counter accesses
-        // are ordered by the arrivals and waits, block.rs).
-        self.state.load(Ordering::Relaxed).phase()
-    }
 
     #[inline]
     fn token(&self, arrival: Arrival) -> ArrivalToken {
@@ -703,6 +691,18 @@ impl<F> Barrier<F> {
     #[inline]
     pub(crate) fn word(&self, order: Ordering) -> Snapshot {
         self.state.load(order)
+    }
+
+    /// The current phase modulo 4 (`Relaxed`: for a participant between its
+    /// wait and its next arrival the phase cannot change; see block.rs), or
+    /// the phase a diagnostic record names.
+    #[inline]
+    pub(crate) fn phase(&self) -> Phase {
+        // Relaxed: a block's step 1 read the new phase with its wait's
+        // Acquire and the phase cannot move without its next arrival, so
+        // coherence gives that same phase (docs/design/orderings.md, "The
+        // block's phase read"); a diagnostic record reads nothing through it.
+        self.state.load(Ordering::Relaxed).phase()
     }
 }
 

@@ -107,6 +107,34 @@ impl SyncCall {
             SyncCall::Or(_) => "sync_or(_)",
         }
     }
+
+    /// The call as the user made it on `on`, for the messages of the
+    /// arrival and wait it makes (a poisoned block names the sync, not the
+    /// seat's or the word's arrival under it).
+    pub(crate) fn called_on(self, on: SyncOn) -> &'static str {
+        match (on, self) {
+            (SyncOn::BlockBarrier, SyncCall::Sync) => "BlockBarrier::sync()",
+            (SyncOn::BlockBarrier, SyncCall::Count(_)) => "BlockBarrier::sync_count(_)",
+            (SyncOn::BlockBarrier, SyncCall::And(_)) => "BlockBarrier::sync_and(_)",
+            (SyncOn::BlockBarrier, SyncCall::Or(_)) => "BlockBarrier::sync_or(_)",
+            (SyncOn::BlockSeat, SyncCall::Sync) => "BlockSeat::sync()",
+            (SyncOn::BlockSeat, SyncCall::Count(_)) => "BlockSeat::sync_count(_)",
+            (SyncOn::BlockSeat, SyncCall::And(_)) => "BlockSeat::sync_and(_)",
+            (SyncOn::BlockSeat, SyncCall::Or(_)) => "BlockSeat::sync_or(_)",
+            (SyncOn::Block, SyncCall::Sync) => "Block::sync()",
+            (SyncOn::Block, SyncCall::Count(_)) => "Block::sync_count(_)",
+            (SyncOn::Block, SyncCall::And(_)) => "Block::sync_and(_)",
+            (SyncOn::Block, SyncCall::Or(_)) => "Block::sync_or(_)",
+        }
+    }
+}
+
+/// The handle a sync was called on, for its messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SyncOn {
+    BlockBarrier,
+    BlockSeat,
+    Block,
 }
 
 /// A phase's counter as every caller of the phase reads it (module docs,
@@ -381,7 +409,9 @@ impl BlockBarrier {
         self.seatless(call.name());
         // No seat records the phase: the word tells it (module docs, step 1).
         self.reduce(self.team.phase(), call, None, || {
-            self.team.arrive_and_wait_seatless().is_leader()
+            self.team
+                .arrive_and_wait_seatless(call.called_on(SyncOn::BlockBarrier))
+                .is_leader()
         })
     }
 

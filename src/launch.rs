@@ -15,7 +15,7 @@
 //! panics are reported and which one `launch` re-raises is in
 //! `launch/root_cause.rs`.
 
-use crate::block::{BlockBarrier, BlockSeat};
+use crate::block::{BlockBarrier, BlockSeat, SyncCall, SyncOn};
 use crate::op::{self, PoisonedQuietly};
 use crate::sync::{AtomicU64, Ordering, UnsafeCell};
 use pool::{Config, Pool};
@@ -102,7 +102,7 @@ impl Block<'_> {
     #[inline]
     pub fn sync(&self) {
         let _quiet = self.leave_quietly();
-        self.seat.sync();
+        self.seat.sync_as(SyncCall::Sync, SyncOn::Block);
     }
 
     /// `__syncthreads_count(pred)`; see [`BlockBarrier::sync_count`].
@@ -122,7 +122,9 @@ impl Block<'_> {
     #[must_use = "use `sync()` if the count is not needed"]
     pub fn sync_count(&self, pred: bool) -> usize {
         let _quiet = self.leave_quietly();
-        self.seat.sync_count(pred)
+        self.seat
+            .sync_as(SyncCall::Count(pred), SyncOn::Block)
+            .count()
     }
 
     /// `__syncthreads_and(pred)`; see [`BlockBarrier::sync_and`].
@@ -142,7 +144,7 @@ impl Block<'_> {
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_and(&self, pred: bool) -> bool {
         let _quiet = self.leave_quietly();
-        self.seat.sync_and(pred)
+        self.seat.sync_as(SyncCall::And(pred), SyncOn::Block).all()
     }
 
     /// `__syncthreads_or(pred)`; see [`BlockBarrier::sync_or`].
@@ -162,7 +164,7 @@ impl Block<'_> {
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_or(&self, pred: bool) -> bool {
         let _quiet = self.leave_quietly();
-        self.seat.sync_or(pred)
+        self.seat.sync_as(SyncCall::Or(pred), SyncOn::Block).any()
     }
 
     /// While the guard lives, a sync that finds the block poisoned leaves

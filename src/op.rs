@@ -99,12 +99,12 @@ pub(crate) enum Op<'a> {
         quiet: bool,
         name: &'a dyn fmt::Display,
     },
-    /// One arrival that belongs to phase `phase`: a flat team's seat, whose
-    /// own last arrival says which phase its next one is for. A word in
-    /// another phase (the seat's last one, still running: a double arrival)
-    /// is refused ([`Misuse::OtherPhase`]), so that the RMW's own read is
-    /// the seat's check. `name` as for `Combined`.
-    SeatArrival {
+    /// One arrival that belongs to phase `phase`, for a caller that knows
+    /// which phase its next arrival is for. A word in another phase (the
+    /// caller's last one, still running: a double arrival) is refused
+    /// ([`Misuse::OtherPhase`]), so that the RMW's own read is the caller's
+    /// check. `name` as for `Combined`.
+    ArrivalIn {
         phase: Phase,
         name: &'a dyn fmt::Display,
     },
@@ -137,7 +137,7 @@ pub(crate) enum Misuse {
     TxRange { from: i32, to: i64 },
     /// A join would raise the expected count above `MAX`.
     TooManyParticipants { expected: u32, adding: usize },
-    /// An [`Op::SeatArrival`] found the word in another phase (the word).
+    /// An [`Op::ArrivalIn`] found the word in another phase (the word).
     OtherPhase(Snapshot),
 }
 
@@ -161,7 +161,7 @@ impl Op<'_> {
                 tx,
                 ..
             } => (arrivals as usize, drops as usize, i64::from(tx)),
-            Op::SeatArrival { .. } => (1, 0, 0),
+            Op::ArrivalIn { .. } => (1, 0, 0),
             // Participants leaving in the phase they already arrived in owe
             // no arrival there.
             Op::LeaveAfter {
@@ -171,8 +171,8 @@ impl Op<'_> {
         }
     }
 
-    /// Whether `n must be at least 1` applies (the seat operations compute
-    /// their counts themselves; an `arrive_tx`'s `expect_tx` has none).
+    /// Whether `n must be at least 1` applies (the combined operations
+    /// compute their counts themselves; an `arrive_tx`'s `expect_tx` has none).
     fn needs_arrival(self) -> bool {
         !matches!(
             self,
@@ -181,7 +181,7 @@ impl Op<'_> {
                 | Op::AddParticipants(_)
                 | Op::Joining { .. }
                 | Op::Combined { .. }
-                | Op::SeatArrival { .. }
+                | Op::ArrivalIn { .. }
                 | Op::LeaveAfter { .. }
         )
     }
@@ -210,7 +210,7 @@ impl Op<'_> {
         if s.is_retired() {
             return Err(Misuse::Retired(s));
         }
-        if let Op::SeatArrival { phase, .. } = self {
+        if let Op::ArrivalIn { phase, .. } = self {
             if s.phase() != phase {
                 return Err(Misuse::OtherPhase(s));
             }
@@ -293,7 +293,8 @@ impl Misuse {
                 let total = expected as u128 + adding as u128;
                 panic!("syncthreads: {op}: {expected} participants per phase plus {adding} would be {total}, above Barrier::MAX ({max})")
             }
-            // A seat turns this into its own message (`Seat::arrive_flat`).
+            // A caller that remembers its phase turns this into its own
+            // message; this one names only the operation.
             Misuse::OtherPhase(s) => panic!(
                 "syncthreads: {op}: this arrival belongs to another phase than the running one ({})",
                 s.phase()
@@ -317,7 +318,7 @@ impl fmt::Display for Op<'_> {
             Op::AddParticipants(n) => write!(f, "add_participants({n})"),
             Op::Joining { name }
             | Op::Combined { name, .. }
-            | Op::SeatArrival { name, .. }
+            | Op::ArrivalIn { name, .. }
             | Op::LeaveAfter { name, .. } => name.fmt(f),
         }
     }

@@ -96,6 +96,7 @@
 
 use crate::phase::Phase;
 use crate::sync::{AtomicU64, Ordering};
+use crate::wait::{self, Word};
 use std::fmt;
 
 /// Largest `pending` / `expected` count: `2^20 - 1`, as in the hardware object.
@@ -568,6 +569,46 @@ impl State {
             .compare_exchange_weak(current.0, new.0, success, Ordering::Relaxed)
             .map(drop)
             .map_err(Snapshot)
+    }
+}
+
+/// The barrier's word.
+impl Word for State {
+    type Snapshot = Snapshot;
+
+    #[inline]
+    fn load(&self, order: Ordering) -> Snapshot {
+        State::load(self, order)
+    }
+
+    fn parked(s: Snapshot) -> bool {
+        s.parked()
+    }
+
+    fn mark_parked(&self, s: Snapshot) -> Result<(), Snapshot> {
+        State::mark_parked(self, s)
+    }
+
+    /// An address inside the word (its address + 1).
+    fn park_key(&self) -> usize {
+        (self as *const State).addr() + 1
+    }
+
+    /// Pause longer the more arrivals are still owed
+    /// ([`PAUSES_PER_PENDING`](wait::PAUSES_PER_PENDING) each beyond the first), to make room for
+    /// the arrivals landing on this word; but not before any arrival of
+    /// the phase has landed (`pending == expected`): then the arrivals are
+    /// being combined before they reach the word, and the one combined
+    /// arrival usually completes the phase, so pausing would only delay the
+    /// waiter. (A waiter that arrived on the word itself always sees
+    /// `pending < expected`.)
+    fn spin_pauses(s: Snapshot) -> u32 {
+        if s.pending() >= s.expected() {
+            return 0;
+        }
+        s.pending()
+            .saturating_sub(1)
+            .saturating_mul(wait::PAUSES_PER_PENDING)
     }
 }
 

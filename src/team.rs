@@ -26,16 +26,11 @@
 //! [docs/design/orderings.md](../docs/design/orderings.md). The shape's
 //! measurements: benches/RESULTS.md, "Team and block".
 
-use crate::barrier::ArriveAndWaitFuture;
 use crate::barrier::Barrier;
 use crate::completion::Completion;
-use crate::op::poisoned_panic;
-use crate::phase::Phase;
 use crate::sync::{AtomicU64, Mutex, Ordering};
-use crate::token::{ArrivalToken, BarrierWaitResult};
 use call::SeatCall;
 use crossbeam_utils::CachePadded;
-use std::cell::Cell;
 use std::fmt;
 
 /// Default fan-in of the tree: the fastest of 2, 4, 8 and 16 at 8 and 16
@@ -633,11 +628,11 @@ impl<F: Completion> Team<F> {
         // hands out a rank. Relaxed: a stale word or stale entries answer
         // as a join made a moment earlier would, and a wrong "free" is
         // caught below; nothing read here is handed on.
-        let mut s = barrier.snapshot(Ordering::Relaxed);
+        let mut s = barrier.word(Ordering::Relaxed);
         while s.is_completing() {
             barrier.wait_until(|s| (!s.is_completing()).then_some(()));
             // Relaxed: as above.
-            s = barrier.snapshot(Ordering::Relaxed);
+            s = barrier.word(Ordering::Relaxed);
         }
         if let Err(misuse) = crate::op::check_join(s, 1) {
             misuse.panic(call);
@@ -703,7 +698,7 @@ impl<F: Completion> Team<F> {
         // one. No model tells this from a snapshot taken while a seat
         // arrives (its entry is stored before its RMW, so it may count
         // early): the argument, not a model, keeps this Acquire.
-        let s = self.barrier.snapshot(Ordering::Acquire);
+        let s = self.barrier.word(Ordering::Acquire);
         self.missing_in(s.phase())
     }
 
@@ -790,7 +785,7 @@ impl<F: Completion> Team<F> {
     pub(crate) fn missing_in_phase(&self, phase: u64) -> Vec<usize> {
         // Acquire: as in `Team::missing`; a later phase read here also
         // makes every arrival in `phase` visible (they preceded its end).
-        let _ = self.barrier.snapshot(Ordering::Acquire);
+        let _ = self.barrier.word(Ordering::Acquire);
         self.missing_in(crate::phase::Phase::new(phase as u8))
     }
 

@@ -51,7 +51,6 @@
 //! which [`wake`] takes after the change too.
 
 use crate::park::{self, Parked, TaskNode};
-use crate::state::{Snapshot, State};
 use crate::sync::{self, Ordering};
 use std::pin::Pin;
 use std::sync::OnceLock;
@@ -92,7 +91,7 @@ pub(crate) const SLOW_YIELD_NANOS: u64 = 200_000;
 /// cache line to the threads still arriving, which shortens the episodes of
 /// many threads on many cores, and costs two threads nothing (one arrival
 /// owed means no extra pause) (benches/RESULTS.md, "The wait policy").
-const PAUSES_PER_PENDING: u32 = 8;
+pub(crate) const PAUSES_PER_PENDING: u32 = 8;
 const MAX_EXTRA_PAUSES: u32 = 512;
 
 /// A word that waiters poll and park on. Its `PARKED` bit is set by
@@ -116,46 +115,6 @@ pub(crate) trait Word {
     /// barrier, more the more arrivals are still owed).
     fn spin_pauses(_s: Self::Snapshot) -> u32 {
         0
-    }
-}
-
-/// The barrier's word.
-impl Word for State {
-    type Snapshot = Snapshot;
-
-    #[inline]
-    fn load(&self, order: Ordering) -> Snapshot {
-        State::load(self, order)
-    }
-
-    fn parked(s: Snapshot) -> bool {
-        s.parked()
-    }
-
-    fn mark_parked(&self, s: Snapshot) -> Result<(), Snapshot> {
-        State::mark_parked(self, s)
-    }
-
-    /// An address inside the word (its address + 1).
-    fn park_key(&self) -> usize {
-        (self as *const State).addr() + 1
-    }
-
-    /// Pause longer the more arrivals are still owed
-    /// ([`PAUSES_PER_PENDING`] each beyond the first), to make room for
-    /// the arrivals landing on this word; but not before any arrival of
-    /// the phase has landed (`pending == expected`): then the arrivals are
-    /// being combined before they reach the word, and the one combined
-    /// arrival usually completes the phase, so pausing would only delay the
-    /// waiter. (A waiter that arrived on the word itself always sees
-    /// `pending < expected`.)
-    fn spin_pauses(s: Snapshot) -> u32 {
-        if s.pending() >= s.expected() {
-            return 0;
-        }
-        s.pending()
-            .saturating_sub(1)
-            .saturating_mul(PAUSES_PER_PENDING)
     }
 }
 

@@ -3,13 +3,12 @@
 //! brings them to the word in one step ([`Op::Combined`], [`Op::LeaveAfter`]),
 //! with the reads and the checks such a handle makes before it acts.
 
-use super::{Arrival, Barrier};
+use super::{Arrival, Barrier, Target};
 use crate::completion::{self, Completion};
 use crate::op::{Misuse, Op};
 use crate::phase::Phase;
 use crate::state::Snapshot;
-use crate::sync::Ordering;
-use crate::token::ArrivalToken;
+use crate::token::{ArrivalToken, BarrierWaitResult};
 use std::fmt;
 
 impl<F: Completion> Barrier<F> {
@@ -33,7 +32,7 @@ impl<F: Completion> Barrier<F> {
     pub(crate) fn try_arrive_combined(&self, op: Op<'_>) -> Result<(ArrivalToken, bool), Misuse> {
         debug_assert!(matches!(
             op,
-            Op::Combined { .. } | Op::SeatArrival { .. } | Op::LeaveAfter { .. }
+            Op::Combined { .. } | Op::ArrivalIn { .. } | Op::LeaveAfter { .. }
         ));
         match self.try_update(op) {
             Ok(arrival) => Ok((self.token(arrival), arrival.completed)),
@@ -41,6 +40,28 @@ impl<F: Completion> Barrier<F> {
                 Ok((self.token_for(s.phase()), false))
             }
             Err(misuse) => Err(misuse),
+        }
+    }
+
+    /// `arrive_and_wait` for a caller that names itself in the messages
+    /// (`name`, the call the user made): one arrival as `Op::Combined`, the
+    /// same RMW as `arrive_and_wait`'s, and the same wait.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn arrive_and_wait_as(&self, name: &'static str) -> BarrierWaitResult {
+        let op = Op::Combined {
+            arrivals: 1,
+            drops: 0,
+            tx: 0,
+            quiet: false,
+            name: &name,
+        };
+        let arrival = self.update(op);
+        if !arrival.completed {
+            self.wait_for(name, Target::Arrival(arrival.phase), None);
+        }
+        BarrierWaitResult {
+            is_leader: arrival.completed,
         }
     }
 
@@ -52,12 +73,6 @@ impl<F: Completion> Barrier<F> {
             phase,
             completed: false,
         })
-    }
-
-    /// One load of the word.
-    #[inline]
-    pub(crate) fn snapshot(&self, order: Ordering) -> Snapshot {
-        self.state.load(order)
     }
 
     /// The latest word: an RMW read (`State::latest`), which no older value

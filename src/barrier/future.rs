@@ -161,7 +161,7 @@ impl Diag {
             self.wait.polled(
                 pending,
                 barrier.key(),
-                || phase.unwrap_or_else(|| barrier.current_phase()).bits(),
+                || phase.unwrap_or_else(|| barrier.phase()).bits(),
                 self.subject.unwrap_or_else(|| barrier.subject()),
                 self.location,
             );

@@ -314,9 +314,10 @@ impl<F: Completion> Barrier<F> {
         // the completion window (`finish_completion`, state.rs point 3).
         // Without Acquire a caller could see the new phase before the
         // completion function's writes, but none reads data on the strength
-        // of this load: `Seat::enter` loops back to its own Acquire load,
-        // which synchronizes with that RMW, and an operation recorded again
-        // goes through a CAS, which reads the latest word.
+        // of this load: a caller that acts on the new phase loops back to
+        // its own Acquire load, which synchronizes with that RMW, and an
+        // operation recorded again goes through a CAS, which reads the
+        // latest word.
         let s = self.state.load(Ordering::Relaxed);
         match check(s) {
             Some(done) => done,
@@ -379,12 +380,6 @@ impl<F> Barrier<F> {
             subject: self.subject(),
             location: std::panic::Location::caller(),
         }
-    }
-
-    /// The current phase (mod 4), for a record.
-    pub(crate) fn current_phase(&self) -> Phase {
-        // Relaxed: a diagnostic snapshot; nothing is read through it.
-        self.state.load(Ordering::Relaxed).phase()
     }
 
     /// This barrier, as a stall report describes it.

@@ -28,6 +28,7 @@
 //! assert!(syncthreads::diagnostics::stalls(Duration::from_secs(1)).is_empty());
 //! ```
 
+mod pool;
 mod registry;
 pub(crate) mod report;
 pub(crate) mod sites;

@@ -14,7 +14,7 @@
 //! store after it filled `wait`, and `ACTIVE → IDLE` with a CAS, which fails
 //! while a reader holds `READ`: the owner then yields until the reader is
 //! done. A reader moves `ACTIVE → ACTIVE | READ` with a CAS and back with a
-//! store. Only one reader at a time (the registry's lock), and a reader never
+//! store. Only one reader at a time (the pool's lock), and a reader never
 //! touches an `IDLE` slot, so the owner's store cannot overwrite a reader's
 //! bit, and the reader's store cannot overwrite an owner's `IDLE`.
 //!

@@ -17,6 +17,9 @@ pub(crate) enum SeatCall {
     ArriveAndWaitAsync,
     /// `Team::join()`: no arrival, the name of its join on the word.
     Join,
+    /// An arrival and wait made for a call on a handle built on the seat
+    /// (a block's sync), named as the user called it.
+    Named(&'static str),
 }
 
 impl SeatCall {
@@ -34,7 +37,7 @@ impl SeatCall {
 
     /// A flat team's seat arriving in `phase`, named after this call.
     pub(crate) fn seat_arrival(&self, phase: Phase) -> Op<'_> {
-        Op::SeatArrival { phase, name: self }
+        Op::ArrivalIn { phase, name: self }
     }
 
     /// `count` seats leaving after their last arrival in `arrived_in` (a
@@ -67,6 +70,7 @@ impl fmt::Display for SeatCall {
             SeatCall::Drop => f.write_str("drop(Seat)"),
             SeatCall::ArriveAndWaitAsync => f.write_str("Seat::arrive_and_wait_async()"),
             SeatCall::Join => f.write_str("Team::join()"),
+            SeatCall::Named(name) => f.write_str(name),
         }
     }
 }

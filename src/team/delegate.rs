@@ -7,7 +7,9 @@ use super::Team;
 use crate::barrier::{ParityWaitFuture, WaitFuture};
 use crate::completion::Completion;
 use crate::phase::Phase;
-use crate::token::ArrivalToken;
+use crate::state::Snapshot;
+use crate::sync::Ordering;
+use crate::token::{ArrivalToken, BarrierWaitResult};
 #[cfg(doc)]
 use crate::Barrier;
 use std::fmt;
@@ -311,11 +313,12 @@ impl<F: Completion> Team<F> {
     /// One seat-less arrival and wait on the team's word, bypassing the
     /// tree: only for a caller that never hands out a seat of this team
     /// (a `BlockBarrier` used seat-less), for which the team is a plain
-    /// barrier of `seat_count()` participants.
+    /// barrier of `seat_count()` participants. `name` is the call the user
+    /// made, for the messages.
     #[track_caller]
     #[inline]
-    pub(crate) fn arrive_and_wait_seatless(&self) -> crate::BarrierWaitResult {
-        self.barrier.arrive_and_wait()
+    pub(crate) fn arrive_and_wait_seatless(&self, name: &'static str) -> BarrierWaitResult {
+        self.barrier.arrive_and_wait_as(name)
     }
 
     /// The current phase modulo 4 (`Relaxed`); see `Barrier::phase`.
@@ -333,7 +336,7 @@ impl<F> Team<F> {
 
     /// One load of the team's word, for the queries of what is built on it.
     #[inline]
-    pub(crate) fn word(&self, order: crate::sync::Ordering) -> crate::state::Snapshot {
+    pub(crate) fn word(&self, order: Ordering) -> Snapshot {
         self.barrier.word(order)
     }
 }

@@ -62,8 +62,9 @@
 //! refuses); `missing()` and `Debug` read it the same way after an
 //! `Acquire` load (a snapshot: exact while nobody arrives).
 
-use super::seat::wide_phase;
-use super::*;
+use super::Team;
+use crate::phase::Phase;
+use crate::sync::{AtomicU64, Ordering};
 
 /// Rank never took part (`seats..capacity` at the start).
 pub(super) const FREE: u64 = 0;
@@ -142,7 +143,7 @@ impl<F> Team<F> {
     pub(super) fn missing_in(&self, phase: Phase) -> Vec<usize> {
         self.entries()
             .enumerate()
-            .filter(|(_, e)| e.takes_part() && wide_phase(e.wide()) == phase)
+            .filter(|(_, e)| e.takes_part() && Phase::of_wide(e.wide()) == phase)
             .map(|(r, _)| r)
             .collect()
     }
@@ -156,7 +157,7 @@ impl<F> Team<F> {
         };
         for e in self.entries() {
             let (takes_part, arrived) = match e.state() {
-                PART | UNHANDED => (true, wide_phase(e.wide()) != phase),
+                PART | UNHANDED => (true, Phase::of_wide(e.wide()) != phase),
                 // Its leave is its arrival in `wide`, or (it arrived in
                 // `wide` and left from the next phase on) in `wide + 1`.
                 LEFT => {

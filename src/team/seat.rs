@@ -2,12 +2,21 @@
 //! (the design: docs/design/team-tree.md; the orderings:
 //! docs/design/orderings.md).
 
+use super::call::SeatCall;
 use super::ranks::Entry;
 use super::tree::Contribution;
-use super::*;
+use super::Team;
 use crate::barrier::Target;
+use crate::barrier::{ArriveAndWaitFuture, Barrier};
+use crate::completion::Completion;
+use crate::op::poisoned_panic;
 use crate::op::Misuse;
+use crate::phase::Phase;
 use crate::state::Poison;
+use crate::sync::{AtomicU64, Ordering};
+use crate::token::{ArrivalToken, BarrierWaitResult};
+use std::cell::Cell;
+use std::fmt;
 
 /// One participant's place in a [`Team`]: it arrives through its seat.
 ///
@@ -65,7 +74,7 @@ impl<'a, F: Completion> Seat<'a, F> {
     /// The seat of `rank`, whose last arrival was in (wide) phase `last`.
     pub(super) fn new(team: &'a Team<F>, rank: usize, last: u64, direct: bool) -> Seat<'a, F> {
         // The wide "phase -1" is `Phase::BEFORE_ZERO` modulo 4.
-        debug_assert!(last != u64::MAX || wide_phase(last) == Phase::BEFORE_ZERO);
+        debug_assert!(last != u64::MAX || Phase::of_wide(last) == Phase::BEFORE_ZERO);
         Seat {
             team,
             rank: rank as u32,
@@ -77,7 +86,7 @@ impl<'a, F: Completion> Seat<'a, F> {
 
     /// The phase (mod 4) of this seat's next arrival (or leave).
     pub(crate) fn next_phase(&self) -> Phase {
-        wide_phase(self.last.get().wrapping_add(1))
+        Phase::of_wide(self.last.get().wrapping_add(1))
     }
 
     /// Stores this rank's entry, before the arrival or leave it describes
@@ -151,18 +160,33 @@ impl<F: Completion> Seat<'_, F> {
     #[track_caller]
     #[inline]
     pub fn arrive_and_wait(&self) -> BarrierWaitResult {
-        let (token, completed) = self.arrive_as(SeatCall::ArriveAndWait, 0);
+        self.arrive_and_wait_named(SeatCall::ArriveAndWait, "Seat::arrive_and_wait()")
+    }
+
+    /// [`arrive_and_wait`](Seat::arrive_and_wait) for a handle built on
+    /// the seat (a block's sync): its messages name `name`, the call the
+    /// user made.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn arrive_and_wait_as(&self, name: &'static str) -> BarrierWaitResult {
+        self.arrive_and_wait_named(SeatCall::Named(name), name)
+    }
+
+    /// One arrival as `call` and the wait for its phase, whose panics name
+    /// `wait_name` (the call the user made).
+    #[track_caller]
+    #[inline]
+    fn arrive_and_wait_named(&self, call: SeatCall, wait_name: &'static str) -> BarrierWaitResult {
+        let (token, completed) = self.arrive_as(call, 0);
         if !completed {
             #[cfg(feature = "diagnostics")]
             let _as = self
                 .team
                 .describe_seat_wait(std::panic::Location::caller(), self.rank as usize);
-            // Its panics name the call the user made.
-            let call = "Seat::arrive_and_wait()";
             let done = self
                 .team
                 .barrier
-                .wait_for(call, Target::Token(token.phase), None);
+                .wait_for(wait_name, Target::Token(token.phase), None);
             debug_assert!(done);
         }
         BarrierWaitResult {
@@ -254,7 +278,7 @@ impl<F: Completion> Seat<'_, F> {
         // Relaxed: a poisoned word is only a reason to panic, which reads
         // nothing the poisoner wrote; a stale unpoisoned word leads to the
         // arrival's RMW, which reads the latest word and orders itself.
-        let s = barrier.snapshot(Ordering::Relaxed);
+        let s = barrier.word(Ordering::Relaxed);
         if s.poison().is_some() {
             poisoned_panic(SeatCall::ArriveAndDrop, s);
         }
@@ -270,13 +294,13 @@ impl<F: Completion> Seat<'_, F> {
     #[inline]
     pub(super) fn enter(&self, call: SeatCall) -> Phase {
         let barrier = &self.team.barrier;
-        let last = wide_phase(self.last.get());
+        let last = Phase::of_wide(self.last.get());
         // Acquire: synchronizes with the root climber's RMW that started
         // this phase (state.rs point 3), which came after every node's
         // re-arm of the last round; so this arrival's node RMW
         // happens-after its node's re-arm. With Relaxed the RMW could read
         // the node's previous round (orderings.md, point 3).
-        let mut s = barrier.snapshot(Ordering::Acquire);
+        let mut s = barrier.word(Ordering::Acquire);
         loop {
             if s.poison().is_some() {
                 poisoned_panic(call, s);
@@ -298,7 +322,7 @@ impl<F: Completion> Seat<'_, F> {
             }
             // Acquire: as above: the next turn may arrive on this word, so it
             // must synchronize with the RMW that started the phase it shows.
-            s = barrier.snapshot(Ordering::Acquire);
+            s = barrier.word(Ordering::Acquire);
         }
     }
 
@@ -331,7 +355,7 @@ impl<F: Completion> Seat<'_, F> {
             leave: false,
         };
         let wide = self.last.get().wrapping_add(1);
-        debug_assert_eq!(wide_phase(wide), phase);
+        debug_assert_eq!(Phase::of_wide(wide), phase);
         self.publish(Entry::new(super::PART, wide.wrapping_add(1)));
         let result = self.contribute(phase, arrival, call, false);
         self.last.set(wide);
@@ -340,7 +364,7 @@ impl<F: Completion> Seat<'_, F> {
 
     /// A flat team's plain arrival: one RMW of the word, whose own read is
     /// the entry check. The seat knows the phase of its arrival (the one
-    /// after its last); [`Op::SeatArrival`] refuses a word still in the
+    /// after its last); [`Op::ArrivalIn`] refuses a word still in the
     /// seat's last phase, poisoned or retired, and waits out a completion
     /// window as every arrival does. No load of the word before the RMW: on
     /// a contended line that load is a miss of its own, and the RMW's
@@ -358,13 +382,13 @@ impl<F: Completion> Seat<'_, F> {
     /// RMW's wait for the next phase, so the entry goes back as that
     /// unwinds ([`Unpublish`]).
     ///
-    /// [`Op::SeatArrival`]: crate::op::Op::SeatArrival
+    /// [`Op::ArrivalIn`]: crate::op::Op::ArrivalIn
     #[track_caller]
     #[inline]
     fn arrive_flat(&self, call: SeatCall) -> (ArrivalToken, bool) {
         let barrier = &self.team.barrier;
         let wide = self.last.get().wrapping_add(1);
-        let phase = wide_phase(wide);
+        let phase = Phase::of_wide(wide);
         let unpublish = Unpublish {
             barrier,
             // Relaxed: this seat's own entry, which only this thread writes.
@@ -446,7 +470,7 @@ impl<F: Completion> Seat<'_, F> {
         let last = self.last.get();
         // Its leave counts as its arrival in the phase after its last one.
         self.publish(Entry::new(super::LEFT, last.wrapping_add(1)));
-        let last = wide_phase(last);
+        let last = Phase::of_wide(last);
         if self.team.nodes.is_empty() {
             let _left = self
                 .team
@@ -505,12 +529,6 @@ impl<F: Completion> Drop for Unpublish<'_, F> {
     }
 }
 
-/// The phase modulo 4 of a wide phase number (team/ranks.rs).
-#[inline]
-pub(super) fn wide_phase(wide: u64) -> Phase {
-    Phase::new(wide as u8)
-}
-
 impl<F: Completion> Drop for Seat<'_, F> {
     /// Leaves the team; poisons it if the thread is unwinding.
     fn drop(&mut self) {
@@ -523,7 +541,7 @@ impl<F: Completion> Drop for Seat<'_, F> {
         // nothing on the strength of it; a stale running word leads to the
         // leave's RMW, which reads the latest word and is quiet on a
         // poisoned or retired one.
-        let s = barrier.snapshot(Ordering::Relaxed);
+        let s = barrier.word(Ordering::Relaxed);
         if s.poison().is_some() || s.is_retired() {
             return;
         }

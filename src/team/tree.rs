@@ -56,8 +56,14 @@
 //! An empty node is touched by nobody but a join: its parent no longer
 //! waits for it.
 
-use super::*;
+use super::call::SeatCall;
+use super::Team;
+use crate::completion::Completion;
 use crate::phase::Phase;
+use crate::sync::{AtomicU64, Ordering};
+use crate::token::ArrivalToken;
+use crossbeam_utils::CachePadded;
+use std::fmt;
 
 /// Width of `arrivals` and `drops`: they count seats, up to `Barrier::MAX`.
 const SUM_BITS: u32 = 20;
