@@ -234,7 +234,6 @@ pub struct BlockBarrier {
     counts: Counts,
     threads: usize,
     /// The first sync of each phase mod 4, for the divergence check.
-    #[cfg(feature = "diagnostics")]
     sites: crate::diagnostics::sites::Sites,
     /// [`UNUSED`], [`SEATLESS`] or [`SEATS`]: set once, orders nothing.
     mode: ClaimU64,
@@ -266,7 +265,6 @@ impl BlockBarrier {
             team: Team::new(threads),
             counts: std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
             threads,
-            #[cfg(feature = "diagnostics")]
             sites: crate::diagnostics::sites::Sites::new(),
             mode: ClaimU64::new(UNUSED),
         }
@@ -452,10 +450,7 @@ impl BlockBarrier {
         rank: Option<usize>,
         arrive_and_wait: impl FnOnce() -> bool,
     ) -> Votes {
-        #[cfg(feature = "diagnostics")]
         let _as = self.check_sync(k.index(), call, rank);
-        #[cfg(not(feature = "diagnostics"))]
-        let _ = rank;
         let add = call.vote();
         if add != 0 {
             // Relaxed: the add is sequenced before this thread's arrival
@@ -500,7 +495,6 @@ impl BlockBarrier {
             // waits, not from this store, which publishes nothing.
             counter.store(0, Ordering::Relaxed);
         }
-        #[cfg(feature = "diagnostics")]
         self.sites.clear(k.plus(2).index());
     }
 
@@ -509,7 +503,6 @@ impl BlockBarrier {
     /// phase's first poisons the block and panics, unless the block is
     /// poisoned already (then the arrival panics as usual). Returns the
     /// guard that reports this thread's wait as a wait on the block.
-    #[cfg(feature = "diagnostics")]
     #[track_caller]
     fn check_sync(
         &self,
@@ -687,7 +680,6 @@ impl fmt::Debug for BlockBarrier {
 /// # Safety
 ///
 /// `ptr` points to a live `BlockBarrier`.
-#[cfg(feature = "diagnostics")]
 unsafe fn describe_block(ptr: *const (), _: u64, phase: u64) -> crate::diagnostics::Described {
     // SAFETY: the caller's contract.
     let block = unsafe { &*(ptr as *const BlockBarrier) };

@@ -181,6 +181,8 @@ mod completion;
 #[cfg(feature = "diagnostics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "diagnostics")))]
 pub mod diagnostics;
+#[cfg(not(feature = "diagnostics"))]
+mod diagnostics;
 mod launch;
 mod op;
 mod park;

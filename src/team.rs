@@ -752,7 +752,6 @@ impl<F> fmt::Debug for Team<F> {
     }
 }
 
-#[cfg(feature = "diagnostics")]
 impl<F: Completion> Team<F> {
     /// The key of the team's word, as its waits are recorded under.
     pub(crate) fn key(&self) -> usize {
@@ -804,7 +803,6 @@ impl<F: Completion> Team<F> {
 /// # Safety
 ///
 /// `ptr` points to a live `Team<F>`.
-#[cfg(feature = "diagnostics")]
 unsafe fn describe<F: Completion>(
     ptr: *const (),
     _: u64,

@@ -147,7 +147,6 @@ pub(crate) struct Waiter {
     policy: Policy,
     trace: Trace,
     /// This wait for the stall reports, begun once it stops spinning.
-    #[cfg(feature = "diagnostics")]
     record: crate::diagnostics::Record,
 }
 
@@ -161,14 +160,12 @@ impl Waiter {
             spun: false,
             policy,
             trace: Trace::new(),
-            #[cfg(feature = "diagnostics")]
             record: Default::default(),
         }
     }
 
     /// Describes this wait for the stall reports (recorded if it stops
     /// spinning).
-    #[cfg(feature = "diagnostics")]
     pub(crate) fn recorded(mut self, info: crate::diagnostics::WaitInfo) -> Waiter {
         self.record = crate::diagnostics::Record::new(info);
         self
@@ -197,7 +194,6 @@ impl Waiter {
                     return Ok(done);
                 }
             }
-            #[cfg(feature = "diagnostics")]
             self.record.begin();
             self.trace.enter(Stage::Yield);
             if let Some(done) = yield_cpu(word, self.deadline, &check, self.policy) {
@@ -205,7 +201,6 @@ impl Waiter {
                 return Ok(done);
             }
         }
-        #[cfg(feature = "diagnostics")]
         self.record.begin();
         self.trace.enter(Stage::Park);
         let end = park_until(word, self.deadline, check);
@@ -402,8 +397,7 @@ fn park_until<W: Word, T>(
     deadline: Option<Instant>,
     check: impl Fn(W::Snapshot) -> Option<T>,
 ) -> Result<T, W::Snapshot> {
-    #[cfg(not(feature = "diagnostics"))]
-    stall_reports_off();
+    crate::diagnostics::parking();
     loop {
         // Acquire: as in `spin`: an accepted word ends the wait, and the
         // park always ends in this load, however it ended.
@@ -422,26 +416,6 @@ fn park_until<W: Word, T>(
         // changed), the loop re-reads the word and decides again.
         let _: Parked = park::park(word.park_key(), &mut validate, deadline);
     }
-}
-
-/// A build without the `diagnostics` feature makes no stall reports: if
-/// `SYNCTHREADS_STALL_REPORT` asks for them, the first park says so, once per
-/// process (a hang would otherwise stay silent). Parks only, never arrivals.
-#[cfg(not(feature = "diagnostics"))]
-fn stall_reports_off() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    if sync::MODEL {
-        return;
-    }
-    ONCE.call_once(|| {
-        if std::env::var_os("SYNCTHREADS_STALL_REPORT").is_some_and(|v| !v.is_empty()) {
-            eprintln!(
-                "syncthreads: SYNCTHREADS_STALL_REPORT is set, but stall reports need the \
-                 `diagnostics` feature (e.g. `cargo run --features syncthreads/diagnostics`); \
-                 none will be printed"
-            );
-        }
-    });
 }
 
 /// The `validate` of both halves, run under the backend's lock: whether the

@@ -272,14 +272,11 @@ impl WarpBarrier {
     /// we wait for is likely not running and spinning would take its core.
     /// Counts only grow, so a lane found caught up is not read again.
     /// (`mask` is the whole mask, for the stall reports.)
-    #[cfg_attr(feature = "diagnostics", track_caller)]
+    #[track_caller]
     fn wait(&self, mask: u64, others: u64, round: u64) {
         let mut behind = self.behind(others, round);
         let waiter = Waiter::new(others.count_ones() + 1, None);
-        #[cfg(feature = "diagnostics")]
         let waiter = waiter.recorded(self.wait_info(mask, others, round));
-        #[cfg(not(feature = "diagnostics"))]
-        let _ = mask;
         let mut waiter = waiter;
         let caught_up = |s: u64| (s & COUNT >= round).then_some(());
         while behind != 0 {
@@ -349,7 +346,6 @@ impl fmt::Debug for WarpBarrier {
     }
 }
 
-#[cfg(feature = "diagnostics")]
 impl WarpBarrier {
     /// This lane's wait for the lanes of `mask` to reach sync `round`, made
     /// at the caller's call site, for the stall reports. The lanes of one
@@ -380,7 +376,6 @@ impl WarpBarrier {
 /// # Safety
 ///
 /// `ptr` points to a live `WarpBarrier`.
-#[cfg(feature = "diagnostics")]
 unsafe fn describe_warp(ptr: *const (), mask: u64, round: u64) -> crate::diagnostics::Described {
     // SAFETY: the caller's contract.
     let warp = unsafe { &*(ptr as *const WarpBarrier) };

@@ -277,7 +277,6 @@ impl<F: Completion> Barrier<F> {
             Some(end) => Some(end),
             None => {
                 let waiter = Waiter::new(s.expected(), deadline);
-                #[cfg(feature = "diagnostics")]
                 let waiter = waiter.recorded(self.wait_info(s.phase()));
                 { waiter }.wait(&self.state, s, classify).ok()
             }
@@ -364,7 +363,6 @@ impl End {
     }
 }
 
-#[cfg(feature = "diagnostics")]
 impl<F> Barrier<F> {
     /// A blocking wait of this thread for `phase`, made at the caller's
     /// call site, for the stall reports (unless a higher layer described
@@ -397,7 +395,6 @@ impl<F> Barrier<F> {
 /// # Safety
 ///
 /// `ptr` points to a live `Barrier<F>`.
-#[cfg(feature = "diagnostics")]
 unsafe fn describe<F>(ptr: *const (), _: u64, _: u64) -> crate::diagnostics::Described {
     // SAFETY: the caller's contract.
     let barrier = unsafe { &*(ptr as *const Barrier<F>) };

@@ -73,7 +73,7 @@ impl<F: Completion> Barrier<F> {
     /// });
     /// assert!(barrier.phase_parity());
     /// ```
-    #[cfg_attr(feature = "diagnostics", track_caller)]
+    #[track_caller]
     pub fn wait_parity_async(&self, parity: bool) -> ParityWaitFuture<'_, F> {
         ParityWaitFuture::new(self, parity)
     }

@@ -18,7 +18,8 @@
 //! own loom model (`slot.rs`).
 
 use super::pool::{self, unclaim};
-use super::slot::{About, Slot, Subject, Wait, Who};
+use super::slot::{About, Slot, Wait};
+use super::subject::{Subject, WaitInfo, Who};
 use crate::sync::thread_local;
 use std::cell::Cell;
 use std::panic::Location;
@@ -114,22 +115,6 @@ impl Drop for DescribeAs {
             let _ = LOCAL.try_with(|l| l.describe_as.set(None));
         }
     }
-}
-
-/// A blocking wait to record if it stops spinning: what the waiter knows of
-/// it. Making one costs nothing but the copy.
-#[derive(Clone, Copy)]
-pub(crate) struct WaitInfo {
-    /// The word's key (its address), shared by the phase's waiters.
-    pub(crate) key: usize,
-    /// Also shared by a phase's waiters: a `WarpBarrier`'s mask, else 0.
-    pub(crate) tag: u64,
-    /// The phase waited for (mod 4), or a `WarpBarrier`'s round.
-    pub(crate) phase: u64,
-    /// The waiter's lane (a `WarpBarrier`'s), where the lower layer knows it.
-    pub(crate) who: Option<Who>,
-    pub(crate) subject: Subject,
-    pub(crate) location: &'static Location<'static>,
 }
 
 /// A blocking wait's record, held by the wait (`wait.rs`'s `Waiter`): not

@@ -2,7 +2,8 @@
 //! report a person reads (`Display`).
 
 use super::pool::{self, Found};
-use super::slot::{About, Who};
+use super::slot::About;
+use super::subject::Who;
 use std::fmt;
 use std::panic::Location;
 use std::time::{Duration, Instant};

@@ -32,7 +32,6 @@ impl<F: Completion> Team<F> {
     /// ```
     #[track_caller]
     pub fn wait(&self, token: ArrivalToken) {
-        #[cfg(feature = "diagnostics")]
         let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait(token);
     }
@@ -79,7 +78,6 @@ impl<F: Completion> Team<F> {
     /// ```
     #[track_caller]
     pub fn wait_timeout(&self, token: ArrivalToken, timeout: Duration) -> Result<(), ArrivalToken> {
-        #[cfg(feature = "diagnostics")]
         let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait_timeout(token, timeout)
     }
@@ -106,7 +104,6 @@ impl<F: Completion> Team<F> {
         token: ArrivalToken,
         deadline: Instant,
     ) -> Result<(), ArrivalToken> {
-        #[cfg(feature = "diagnostics")]
         let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait_deadline(token, deadline)
     }
@@ -164,7 +161,6 @@ impl<F: Completion> Team<F> {
     /// ```
     #[track_caller]
     pub fn wait_parity(&self, parity: bool) {
-        #[cfg(feature = "diagnostics")]
         let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait_parity(parity);
     }
@@ -186,7 +182,6 @@ impl<F: Completion> Team<F> {
     #[track_caller]
     #[must_use = "false: the phase had not completed in time"]
     pub fn wait_parity_timeout(&self, parity: bool, timeout: Duration) -> bool {
-        #[cfg(feature = "diagnostics")]
         let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait_parity_timeout(parity, timeout)
     }
@@ -279,7 +274,6 @@ impl<F: Completion> Team<F> {
     #[track_caller]
     pub fn wait_async(&self, token: ArrivalToken) -> WaitFuture<'_, F> {
         let future = self.barrier.wait_async(token);
-        #[cfg(feature = "diagnostics")]
         let future = future.described_as(self.subject());
         future
     }
@@ -302,10 +296,9 @@ impl<F: Completion> Team<F> {
     ///     .unwrap()
     ///     .block_on(team.wait_parity_async(false)); // returns at once
     /// ```
-    #[cfg_attr(feature = "diagnostics", track_caller)]
+    #[track_caller]
     pub fn wait_parity_async(&self, parity: bool) -> ParityWaitFuture<'_, F> {
         let future = self.barrier.wait_parity_async(parity);
-        #[cfg(feature = "diagnostics")]
         let future = future.described_as(self.subject());
         future
     }

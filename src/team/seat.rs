@@ -179,7 +179,6 @@ impl<F: Completion> Seat<'_, F> {
     fn arrive_and_wait_named(&self, call: SeatCall, wait_name: &'static str) -> BarrierWaitResult {
         let (token, completed) = self.arrive_as(call, 0);
         if !completed {
-            #[cfg(feature = "diagnostics")]
             let _as = self
                 .team
                 .describe_seat_wait(std::panic::Location::caller(), self.rank as usize);
@@ -225,7 +224,6 @@ impl<F: Completion> Seat<'_, F> {
             token.phase,
             completed,
         );
-        #[cfg(feature = "diagnostics")]
         let future = future.described_as(self.team.subject());
         future
     }
