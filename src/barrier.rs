@@ -4,9 +4,9 @@
 //! function in `completion.rs`, the tokens in `token.rs`.
 
 use crate::completion::{self, Completion};
-use crate::op::{self, Misuse, Op};
+use crate::op::{self, Op};
 use crate::phase::Phase;
-use crate::state::{self, Joined, Poison, Recorded, Snapshot, State};
+use crate::state::{self, Joined, Poison, Snapshot, State};
 use crate::sync::{Ordering, UnsafeCell};
 use crate::token::{ArrivalToken, BarrierWaitResult};
 use crate::wait::wake;
@@ -17,6 +17,7 @@ pub(crate) use wait::Target;
 
 mod combined;
 mod future;
+mod record;
 mod wait;
 mod wait_async;
 
@@ -535,133 +536,6 @@ impl<F: Completion> Barrier<F> {
         // lets it rely on; a stale `false` is allowed either way (poisoning
         // may land right after any read).
         self.state.load(Ordering::Relaxed).poison().is_some()
-    }
-
-    // ---- internals -------------------------------------------------------
-
-    #[inline]
-    fn token(&self, arrival: Arrival) -> ArrivalToken {
-        ArrivalToken {
-            phase: arrival.phase,
-            #[cfg(debug_assertions)]
-            barrier: self.key(),
-        }
-    }
-
-    #[track_caller]
-    #[inline]
-    fn check_token(&self, op: &str, token: &ArrivalToken) {
-        #[cfg(debug_assertions)]
-        assert!(
-            token.barrier == self.key(),
-            "syncthreads: {op}: the token comes from the barrier at {:#x}, not from this one at {:#x}",
-            token.barrier,
-            self.key()
-        );
-        let _ = (op, token);
-    }
-
-    /// Records one arrival or tx operation, checked against the word; a
-    /// misuse panics (and changes nothing).
-    #[track_caller]
-    #[inline]
-    fn update(&self, op: Op<'_>) -> Arrival {
-        match self.try_update(op) {
-            Ok(arrival) => arrival,
-            Err(misuse) => misuse.panic(op),
-        }
-    }
-
-    /// [`update`](Self::update), handing a misuse back instead. The fast
-    /// path is the one RMW that counts the operation (and, with no
-    /// completion function, may start the next phase).
-    #[track_caller]
-    #[inline]
-    fn try_update(&self, op: Op<'_>) -> Result<Arrival, Misuse> {
-        // Relaxed: seeds the RMW, which carries the ordering (state.rs points
-        // 1-3); a stale word only fails the CAS, which hands back the word
-        // found. Acquire would order this load, not make it fresher.
-        let s = self.state.load(Ordering::Relaxed);
-        match self.state.record(s, !F::IS_NONE, |s| op.apply(s)) {
-            Ok(Recorded::Counted(prior)) => Ok(Arrival {
-                phase: prior.phase(),
-                completed: false,
-            }),
-            Ok(Recorded::Completed(prior)) => {
-                wake(&self.state, prior);
-                Ok(Arrival {
-                    phase: prior.phase(),
-                    completed: true,
-                })
-            }
-            recorded => self.update_slow(op, recorded),
-        }
-    }
-
-    /// The rest of [`try_update`](Self::try_update): a misuse, a completion
-    /// function to run, or a completion window to wait out before recording
-    /// again.
-    #[cold]
-    #[track_caller]
-    fn update_slow(
-        &self,
-        op: Op<'_>,
-        mut recorded: Result<Recorded, Misuse>,
-    ) -> Result<Arrival, Misuse> {
-        loop {
-            let (prior, completed) = match recorded? {
-                Recorded::Counted(prior) => (prior, false),
-                Recorded::Completed(prior) => {
-                    wake(&self.state, prior);
-                    (prior, true)
-                }
-                // A `poison()` during the completion function ends the
-                // phase poisoned instead: then it did not complete.
-                Recorded::Completing(prior) => (prior, self.run_completion()),
-                Recorded::Busy => {
-                    let s = self.wait_for_next_phase(op);
-                    recorded = self.state.record(s, !F::IS_NONE, |s| op.apply(s));
-                    continue;
-                }
-            };
-            return Ok(Arrival {
-                phase: prior.phase(),
-                completed,
-            });
-        }
-    }
-
-    /// An operation that found the completion function running waits for
-    /// the next phase to start, and belongs to it; returns the word the wait
-    /// ended on (where the operation is recorded again).
-    #[cold]
-    #[track_caller]
-    fn wait_for_next_phase(&self, op: Op<'_>) -> Snapshot {
-        completion::check_not_running(self.key(), &op);
-        self.wait_until(|s| (!s.is_completing()).then_some(s))
-    }
-
-    /// Runs the completion function, then starts the next phase (or, if it
-    /// unwinds or `poison()` was called meanwhile, poisons the barrier) and
-    /// wakes the parked threads. Returns whether the next phase started.
-    #[cold]
-    fn run_completion(&self) -> bool {
-        let completion = || {
-            self.completion.with_mut(|f| {
-                // SAFETY: this thread moved the word into the completing
-                // state, which only the `finish` below (on this thread)
-                // leaves; no other thread touches the completion function
-                // until then, and the previous completer's accesses
-                // happen-before ours (see `impl Sync`).
-                unsafe { (*f).run() }
-            })
-        };
-        let finish = |returned| {
-            let (prior, new) = self.state.finish_completion(returned);
-            wake(&self.state, prior);
-            new.poison().is_none()
-        };
-        completion::run(self.key(), completion, finish)
     }
 }
 

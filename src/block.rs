@@ -44,8 +44,10 @@ use crate::team::Team;
 use crossbeam_utils::CachePadded;
 use std::fmt;
 
+mod call;
 mod seat;
 
+pub(crate) use call::{SyncCall, SyncOn, Votes};
 pub use seat::BlockSeat;
 
 /// `mode`: not used yet.
@@ -54,113 +56,6 @@ const UNUSED: u64 = 0;
 const SEATLESS: u64 = 1;
 /// `mode`: a seat was taken.
 const SEATS: u64 = 2;
-
-/// A counted true predicate (low half of a counter).
-const TRUE: u64 = 1;
-/// A counted false predicate of `sync_and` (high half of a counter).
-const FALSE: u64 = 1 << 32;
-
-/// Which `__syncthreads` variant a call is, with its predicate: the one
-/// encoding of the reducing syncs, shared by [`BlockBarrier`], [`BlockSeat`]
-/// and [`Block`](crate::Block).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SyncCall {
-    /// `sync()`: counts nothing.
-    Sync,
-    /// `sync_count(pred)`: counts a true predicate.
-    Count(bool),
-    /// `sync_and(pred)`: counts a false predicate.
-    And(bool),
-    /// `sync_or(pred)`: counts a true predicate.
-    Or(bool),
-}
-
-impl SyncCall {
-    /// What this call adds to its phase's counter (module docs, step 2).
-    #[inline]
-    fn vote(self) -> u64 {
-        match self {
-            SyncCall::Sync => 0,
-            SyncCall::Count(pred) | SyncCall::Or(pred) => {
-                if pred {
-                    TRUE
-                } else {
-                    0
-                }
-            }
-            SyncCall::And(pred) => {
-                if pred {
-                    0
-                } else {
-                    FALSE
-                }
-            }
-        }
-    }
-
-    /// The method's name, for the messages.
-    fn name(self) -> &'static str {
-        match self {
-            SyncCall::Sync => "sync()",
-            SyncCall::Count(_) => "sync_count(_)",
-            SyncCall::And(_) => "sync_and(_)",
-            SyncCall::Or(_) => "sync_or(_)",
-        }
-    }
-
-    /// The call as the user made it on `on`, for the messages of the
-    /// arrival and wait it makes (a poisoned block names the sync, not the
-    /// seat's or the word's arrival under it).
-    pub(crate) fn called_on(self, on: SyncOn) -> &'static str {
-        match (on, self) {
-            (SyncOn::BlockBarrier, SyncCall::Sync) => "BlockBarrier::sync()",
-            (SyncOn::BlockBarrier, SyncCall::Count(_)) => "BlockBarrier::sync_count(_)",
-            (SyncOn::BlockBarrier, SyncCall::And(_)) => "BlockBarrier::sync_and(_)",
-            (SyncOn::BlockBarrier, SyncCall::Or(_)) => "BlockBarrier::sync_or(_)",
-            (SyncOn::BlockSeat, SyncCall::Sync) => "BlockSeat::sync()",
-            (SyncOn::BlockSeat, SyncCall::Count(_)) => "BlockSeat::sync_count(_)",
-            (SyncOn::BlockSeat, SyncCall::And(_)) => "BlockSeat::sync_and(_)",
-            (SyncOn::BlockSeat, SyncCall::Or(_)) => "BlockSeat::sync_or(_)",
-            (SyncOn::Block, SyncCall::Sync) => "Block::sync()",
-            (SyncOn::Block, SyncCall::Count(_)) => "Block::sync_count(_)",
-            (SyncOn::Block, SyncCall::And(_)) => "Block::sync_and(_)",
-            (SyncOn::Block, SyncCall::Or(_)) => "Block::sync_or(_)",
-        }
-    }
-}
-
-/// The handle a sync was called on, for its messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SyncOn {
-    BlockBarrier,
-    BlockSeat,
-    Block,
-}
-
-/// A phase's counter as every caller of the phase reads it (module docs,
-/// step 4), decoded for each variant.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Votes(u64);
-
-impl Votes {
-    /// `sync_count`: how many true predicates.
-    #[inline]
-    pub(crate) fn count(self) -> usize {
-        (self.0 & (FALSE - 1)) as usize
-    }
-
-    /// `sync_and`: no false predicate.
-    #[inline]
-    pub(crate) fn all(self) -> bool {
-        self.0 >> 32 == 0
-    }
-
-    /// `sync_or`: some true predicate.
-    #[inline]
-    pub(crate) fn any(self) -> bool {
-        self.count() > 0
-    }
-}
 
 /// One predicate counter per phase modulo 4, each on its own cache line: the
 /// adds of phase `k + 1` start while slow threads still read phase `k`'s.

@@ -375,7 +375,7 @@ impl<F: Completion> Seat<'_, F> {
     /// (team/ranks.rs); a refused arrival puts the seat's previous entry
     /// back before it panics, so that nothing it changed stays changed.
     /// Until then the table holds an entry two phases ahead of the word's
-    /// (team/ranks.rs, "Reading the table", reads it right). The refusal
+    /// (orderings.md, "Reading the per-rank table", reads it right). The refusal
     /// inside the team's own completion function is a panic out of the
     /// RMW's wait for the next phase, so the entry goes back as that
     /// unwinds ([`Unpublish`]).
