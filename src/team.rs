@@ -10,8 +10,9 @@
 //! one combined arrival on the word (`Barrier::arrive_combined`). Waiters
 //! poll the word only, so every semantic of a `Barrier` (tokens, parity,
 //! tx, completion, `is_leader`, poisoning, retirement) stays on the word.
-//! A team of at most [`FLAT`] seats has no tree: each seat's arrival is one
-//! RMW of the word (`Seat::arrive_flat`).
+//! What an arrival passes through is the team's front (`tree::Front`): a
+//! tree, or for a team of at most [`FLAT`] seats nothing, each seat's
+//! arrival being one RMW of the word (`Seat::arrive_flat`).
 //!
 //! The tree is built for the team's capacity; ranks that do not take part
 //! cost a phase nothing. A seat leaves (`arrive_and_drop`, or a drop) with a
@@ -55,7 +56,7 @@ mod tree;
 
 use ranks::{Entry, LEFT, PART, UNHANDED};
 pub use seat::Seat;
-use tree::Node;
+use tree::Front;
 
 /// A [`Barrier`] with a combining tree in front of its word, for many
 /// threads: its participants arrive through [`Seat`]s, and the word is
@@ -126,12 +127,12 @@ use tree::Node;
 /// });
 /// ```
 pub struct Team<F = ()> {
-    /// On its own cache line: the seats read `nodes` and `fan_in` on every
+    /// On its own cache line: the seats read `front` and `fan_in` on every
     /// arrival, and they must not share a line with the word that the
     /// root's CAS and every waiter's poll bounce between cores.
     barrier: CachePadded<Barrier<F>>,
-    /// The tree, leaves first, the root last; empty for a flat team.
-    nodes: Box<[CachePadded<Node>]>,
+    /// What a seat's arrival passes through: nothing, or the tree.
+    front: Front,
     /// The per-rank table (team/ranks.rs), one entry per rank of the
     /// capacity, each on a cache line that only its seat writes.
     ranks: Box<[CachePadded<AtomicU64>]>,
@@ -181,13 +182,13 @@ impl<F> Team<F> {
     /// memory table.
     #[cfg(test)]
     fn heap_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.nodes) + std::mem::size_of_val(&*self.ranks)
+        std::mem::size_of_val(self.front.nodes()) + std::mem::size_of_val(&*self.ranks)
     }
 
     /// The number of tree nodes (0 for a flat team).
     #[cfg(test)]
     fn nodes(&self) -> usize {
-        self.nodes.len()
+        self.front.nodes().len()
     }
 }
 
@@ -389,15 +390,14 @@ impl<F: Completion> Team<F> {
         // edge, and later joins read it under the lock.
         self.entry(rank)
             .store(Entry::new(PART, wide).0, Ordering::Relaxed);
-        if !self.nodes.is_empty() {
-            self.attach(rank as u32 / self.fan_in, joined);
-        }
-        Some(Seat::new(
-            self,
-            rank,
-            wide.wrapping_sub(1),
-            !self.nodes.is_empty(),
-        ))
+        let in_tree = match &self.front {
+            Front::Flat => false,
+            Front::Tree(tree) => {
+                tree.attach(rank as u32 / self.fan_in, joined);
+                true
+            }
+        };
+        Some(Seat::new(self, rank, wide.wrapping_sub(1), in_tree))
     }
 
     /// An iterator over every seat not yet handed out, in rank order. Each
@@ -459,6 +459,7 @@ impl<F: Completion> fmt::Debug for Seats<'_, F> {
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
+    use tree::Node;
 
     #[test]
     fn tree_shape_and_memory_table() {

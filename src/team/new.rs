@@ -3,7 +3,7 @@
 //! and names itself in its panics.
 
 use super::ranks::{Entry, UNHANDED};
-use super::tree::{self, MAX_FAN_IN};
+use super::tree::{Front, MAX_FAN_IN};
 use super::{Team, FAN_IN, FLAT};
 use crate::barrier::Barrier;
 use crate::sync::{AtomicU64, Mutex, Ordering};
@@ -261,14 +261,9 @@ impl<F> Team<F> {
             (2..=MAX_FAN_IN).contains(&fan_in),
             "syncthreads: {call}: the fan-in must be in 2 ..= {MAX_FAN_IN}"
         );
-        let nodes = if capacity > flat {
-            tree::build(seats, capacity, fan_in)
-        } else {
-            Vec::new()
-        };
         let team = Team {
             barrier: CachePadded::new(barrier),
-            nodes: nodes.into_boxed_slice(),
+            front: Front::new(seats, capacity, fan_in, flat),
             ranks: (0..capacity)
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),

@@ -60,7 +60,7 @@ impl<F> fmt::Debug for Team<F> {
         self.debug_progress(&mut d);
         d.field("capacity", &self.capacity)
             .field("fan_in", &self.fan_in)
-            .field("nodes", &self.nodes.len())
+            .field("nodes", &self.front.nodes().len())
             .field("barrier", &*self.barrier)
             .finish()
     }

@@ -4,7 +4,7 @@
 
 use super::call::SeatCall;
 use super::ranks::Entry;
-use super::tree::Contribution;
+use super::tree::{Contribution, Front};
 use super::Team;
 use crate::barrier::Target;
 use crate::barrier::{ArriveAndWaitFuture, Barrier};
@@ -338,7 +338,7 @@ impl<F: Completion> Seat<'_, F> {
     #[inline]
     pub(super) fn arrive_as(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
         let barrier = &self.team.barrier;
-        if tx == 0 && self.team.nodes.is_empty() {
+        if let (0, Front::Flat) = (tx, &self.team.front) {
             return self.arrive_flat(call);
         }
         let phase = self.enter(call);
@@ -438,13 +438,18 @@ impl<F: Completion> Seat<'_, F> {
         quiet: bool,
     ) -> (ArrivalToken, bool) {
         let team = self.team;
-        if team.nodes.is_empty() || self.direct.replace(false) {
-            return team
-                .barrier
-                .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet));
-        }
+        let tree = match &team.front {
+            // A tree's seat goes to its leaf unless its first arrival is owed
+            // on the word (`direct`); a flat seat never reads `direct`.
+            Front::Tree(tree) if !self.direct.replace(false) => tree,
+            _ => {
+                return team
+                    .barrier
+                    .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet))
+            }
+        };
         let leaf = self.rank / team.fan_in;
-        match team.climb(leaf, round, c) {
+        match tree.climb(leaf, round, c) {
             None => (team.barrier.token_for(round), false),
             Some(sums) => team.arrive_root(round, sums, call, quiet),
         }
@@ -469,7 +474,7 @@ impl<F: Completion> Seat<'_, F> {
         // Its leave counts as its arrival in the phase after its last one.
         self.publish(Entry::new(super::LEFT, last.wrapping_add(1)));
         let last = Phase::of_wide(last);
-        if self.team.nodes.is_empty() {
+        if let Front::Flat = self.team.front {
             let _left = self
                 .team
                 .barrier

@@ -200,7 +200,7 @@ impl Node {
 /// rank `r` belongs to leaf `r / fan_in`, and every `fan_in` nodes of a
 /// level have a parent on the next level. A rank that does not take part
 /// is no member of its leaf, and a node without members none of its parent.
-pub(super) fn build(seats: usize, capacity: usize, fan_in: usize) -> Vec<CachePadded<Node>> {
+fn build(seats: usize, capacity: usize, fan_in: usize) -> Vec<CachePadded<Node>> {
     let mut nodes: Vec<CachePadded<Node>> = Vec::new();
     // Whether each member of the level below takes part (ranks, then nodes).
     let mut below: Vec<bool> = (0..capacity).map(|r| r < seats).collect();
@@ -226,7 +226,38 @@ pub(super) fn build(seats: usize, capacity: usize, fan_in: usize) -> Vec<CachePa
     }
 }
 
-impl<F: Completion> Team<F> {
+/// What a seat's arrival passes through before it reaches the word.
+pub(super) enum Front {
+    /// Nothing: each seat's arrival is one RMW of the word.
+    Flat,
+    /// A combining tree.
+    Tree(Tree),
+}
+
+impl Front {
+    /// The front of a team of `seats` seats taking part of `capacity`
+    /// ranks: a tree of `fan_in` members per node above `flat` ranks.
+    pub(super) fn new(seats: usize, capacity: usize, fan_in: usize, flat: usize) -> Front {
+        if capacity > flat {
+            Front::Tree(Tree(build(seats, capacity, fan_in).into_boxed_slice()))
+        } else {
+            Front::Flat
+        }
+    }
+
+    /// The tree's nodes (none for a flat front).
+    pub(super) fn nodes(&self) -> &[CachePadded<Node>] {
+        match self {
+            Front::Flat => &[],
+            Front::Tree(tree) => &tree.0,
+        }
+    }
+}
+
+/// The nodes of a tree, leaves first, the root last.
+pub(super) struct Tree(Box<[CachePadded<Node>]>);
+
+impl Tree {
     /// Contributes `c` to `round` at `node` and climbs while it completes
     /// rounds; returns the root's sums if it completed the root's.
     #[inline]
@@ -237,7 +268,7 @@ impl<F: Completion> Team<F> {
         mut c: Contribution,
     ) -> Option<Contribution> {
         loop {
-            let n = &self.nodes[node as usize];
+            let n = &self.0[node as usize];
             c = n.contribute(round, c)?;
             if n.parent == NO_PARENT {
                 return Some(c);
@@ -251,14 +282,16 @@ impl<F: Completion> Team<F> {
     /// Under the team's join lock, while phase `joined` cannot complete.
     pub(super) fn attach(&self, mut node: u32, joined: Phase) {
         loop {
-            let n = &self.nodes[node as usize];
+            let n = &self.0[node as usize];
             if !n.attach(joined) || n.parent == NO_PARENT {
                 return;
             }
             node = n.parent;
         }
     }
+}
 
+impl<F: Completion> Team<F> {
     /// The root's climber: one combined arrival of round `round` on the word.
     #[track_caller]
     #[inline]
