@@ -528,13 +528,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[must_use]
     pub fn is_poisoned(&self) -> bool {
-        // Relaxed: the store it reports is `poison()`'s Relaxed RMW (or the
-        // Release that ends a panicking completion poisoned), and the
-        // contract hands nothing over with it: only waits and `try_wait*`
-        // are acquire operations. With Acquire a caller that reads `true`
-        // would also see the completion function's writes, which nothing
-        // lets it rely on; a stale `false` is allowed either way (poisoning
-        // may land right after any read).
+        // Relaxed: poisoning hands nothing over, word point 5 (orderings.md).
         self.state.load(Ordering::Relaxed).poison().is_some()
     }
 }

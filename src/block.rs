@@ -272,11 +272,7 @@ impl BlockBarrier {
             self.threads,
             self.threads - 1
         );
-        // Relaxed: the mode only tells the two uses apart; no data rides on
-        // it (the seats' and the syncs' data go through the team). The
-        // decision needs no ordering either: the mode leaves `UNUSED` once,
-        // by a CAS, and never changes again, so a failed CAS finds the one
-        // value it can have.
+        // Relaxed: the mode carries no data and is set once, by a CAS (orderings.md).
         match self
             .mode
             .compare_exchange(UNUSED, SEATS, Ordering::Relaxed, Ordering::Relaxed)

@@ -301,12 +301,7 @@ fn spin<W: Word, T>(
             sync::spin_hint();
         }
         spent = spent.saturating_add(1 + extra);
-        // Acquire: a word that `check` accepts ends the wait, so this load
-        // must synchronize with the Release RMW that made it acceptable
-        // (every later change is an RMW, continuing its release sequence): a
-        // barrier's phase-starting RMW (state.rs points 3 and 4), or a
-        // lane's raise (warp.rs).
-        // With Relaxed the caller could return and read the data stale.
+        // Acquire: the RMW that made the word acceptable → the caller's return (orderings.md).
         s = word.load(Ordering::Acquire);
         if let Some(done) = check(s) {
             policy::spin_ended(policy, budget, true);
@@ -422,13 +417,7 @@ fn park_until<W: Word, T>(
 /// word still has `PARKED` set and `check` still refuses it, so that the
 /// thread may sleep (the task stay registered).
 fn still_waiting<W: Word, T>(word: &W, check: &impl Fn(W::Snapshot) -> Option<T>) -> bool {
-    // Relaxed: only decides whether to sleep or stay registered, and
-    // nothing is read on its strength: a woken thread, or a task polled
-    // again, re-reads the word with Acquire. The freshness it needs comes
-    // from the lock: the waker's change is sequenced before its `wake` takes
-    // this lock, so if the waker's unlock came first the change
-    // happens-before this load, and coherence makes it see the change (or
-    // later); if ours came first, the waker finds us queued (module docs).
+    // Relaxed: decides only whether to sleep; the bucket lock gives freshness (orderings.md).
     let now = word.load(Ordering::Relaxed);
     W::parked(now) && check(now).is_none()
 }

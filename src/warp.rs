@@ -237,12 +237,7 @@ impl WarpBarrier {
     #[cold]
     fn wake_waiters_of(&self, lane: usize, prior: u64) {
         let word = &self.lanes[lane];
-        // Relaxed: clearing `PARKED` publishes nothing. Being an RMW it
-        // continues the release sequence of the raise before it, so a waiter
-        // that reads its value still synchronizes with that raise; and it is
-        // sequenced before `wake`'s bucket lock, so a `validate` that takes
-        // the lock after the wake sees the bit cleared (coherence) and does
-        // not sleep, while one before it is found queued (module docs).
+        // Relaxed: clearing `PARKED` publishes nothing; the RMW keeps the raise's release sequence (orderings.md).
         word.synced.fetch_and(!PARKED, Ordering::Relaxed);
         wake(word, prior);
     }
@@ -254,11 +249,7 @@ impl WarpBarrier {
         while rest != 0 {
             let lane = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            // Acquire: a count `>= round` is that lane's Release raise to
-            // `round` (`sync`) or a later RMW of its release sequence, so this
-            // load synchronizes with it: the lane's writes before that sync
-            // happen-before our return. With Relaxed we could find it caught
-            // up and still read its data stale (module docs).
+            // Acquire: that lane's raise → our return (orderings.md).
             if self.lanes[lane].synced.load(Ordering::Acquire) & COUNT < round {
                 behind |= 1 << lane;
             }
@@ -306,11 +297,7 @@ impl Word for Lane {
     }
 
     fn mark_parked(&self, s: u64) -> Result<(), u64> {
-        // Relaxed (both): `PARKED` publishes nothing, and the parker reads
-        // no data on the strength of this CAS: either way it decides again
-        // from an Acquire load, or from `validate` under the bucket lock,
-        // which orders it against the raiser's wake (wait.rs, no lost
-        // wake-up). Being an RMW it keeps the lane's release sequence intact.
+        // Relaxed (both): `PARKED` publishes nothing; the parker decides again later (orderings.md).
         self.synced
             .compare_exchange(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
             .map(drop)

@@ -103,12 +103,7 @@ impl<F: Completion> Barrier<F> {
     #[must_use]
     pub fn try_wait(&self, token: &ArrivalToken) -> bool {
         self.check_token("try_wait", token);
-        // Acquire: a word past the token's phase was written by the RMW that
-        // started the next phase (state.rs point 3) or a later one of its
-        // release sequence, so this load synchronizes with it: on `true` the
-        // completion function's and every arrival's writes happen-before the
-        // caller goes on (point 4). With Relaxed a caller told `true` could
-        // read the phase's data stale.
+        // Acquire: the phase's start → a caller told `true`, word point 4 (orderings.md).
         Target::Token(token.phase).reached(self.state.load(Ordering::Acquire))
     }
 
@@ -177,12 +172,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[must_use]
     pub fn phase_parity(&self) -> bool {
-        // Acquire: a caller may act on the phase having moved on, as on a
-        // `try_wait_parity`: a flipped parity was written by the RMW that
-        // started the new phase (state.rs point 3) or a later one of its
-        // release sequence, so this load synchronizes with it and the phase's
-        // writes happen-before the caller's next step (point 4). With
-        // Relaxed it could see the new parity and read the data stale.
+        // Acquire: the phase's start → a caller that acts on it, word point 4 (orderings.md).
         self.state.load(Ordering::Acquire).parity()
     }
 
@@ -309,14 +299,7 @@ impl<F: Completion> Barrier<F> {
     /// common policy; returns its answer. For decisions of when to act
     /// (arrive, record again): it publishes nothing to its caller.
     pub(crate) fn wait_until<T>(&self, check: impl Fn(Snapshot) -> Option<T>) -> T {
-        // Relaxed: the store this waits for is the Release RMW that ends
-        // the completion window (`finish_completion`, state.rs point 3).
-        // Without Acquire a caller could see the new phase before the
-        // completion function's writes, but none reads data on the strength
-        // of this load: a caller that acts on the new phase loops back to
-        // its own Acquire load, which synchronizes with that RMW, and an
-        // operation recorded again goes through a CAS, which reads the
-        // latest word.
+        // Relaxed: no caller reads data through it; each re-reads with Acquire or a CAS (orderings.md).
         let s = self.state.load(Ordering::Relaxed);
         match check(s) {
             Some(done) => done,

@@ -318,11 +318,7 @@ impl Bucket {
             }
             list.tail = me;
         });
-        // Relaxed: `true` hands nothing over. It is read under the lock
-        // (ordered by it), or by the owner, whose later polls and drop
-        // happen-after this `register` (program order, or the executor's
-        // hand-over of the future); a stale `true` there only sends the owner
-        // to the lock. The Release that matters is the unlinker's `false`.
+        // Relaxed: `true` hands nothing over; the unlinker's `false` is the Release (orderings.md).
         node.queued.store(true, Ordering::Relaxed);
     }
 
@@ -357,11 +353,7 @@ impl Bucket {
                 unsafe { (*next).with_links(|l| l.prev = prev) };
             }
         });
-        // Release: the owner's Acquire load in `deregister` that reads this
-        // `false` synchronizes with it, so every access of ours to the node
-        // (its links and waker, above) happens-before the owner lets the
-        // node go; with Relaxed the node's drop could race with them
-        // (module docs).
+        // Release: our accesses to the node → the owner letting it go (orderings.md).
         node.queued.store(false, Ordering::Release);
         waker
     }

@@ -87,37 +87,15 @@ impl State {
             let next = apply(s)?;
             let completes = next.pending() == 0 && next.tx() == 0;
             let result = if !completes {
-                // Release: the phase's completer reads this RMW's value, or a
-                // later RMW of its release sequence, with its Acquire (point
-                // 2), and so synchronizes with it: our writes before the
-                // arrival happen-before the completion function and, through
-                // point 3, every waiter's return (point 1). With Relaxed they
-                // could read our writes stale. No Acquire: an arrival that
-                // does not complete reads nothing of the others; its wait
-                // does (point 4).
+                // Release: this arrival's writes → the phase's completer, points 1-2 (orderings.md).
                 self.cas(s, next, Ordering::Release)
                     .map(|()| Recorded::Counted(s))
             } else if !has_completion {
-                // AcqRel: Acquire, because the completer goes on past the
-                // phase without another load (`arrive_and_wait` skips its
-                // wait): this RMW reads the end of every earlier arrival's
-                // release sequence and so synchronizes with each (point 2);
-                // with Relaxed the completer could read their writes stale.
-                // Release, so each waiter's Acquire load of the new phase
-                // synchronizes with this RMW too (points 3 and 4); with
-                // Relaxed the waiters would still get the other arrivals'
-                // writes (this RMW continues their release sequences) but
-                // not the completer's own.
+                // AcqRel: every arrival → this completer; it → each waiter, points 2-4 (orderings.md).
                 self.cas(s, next.next_phase(), Ordering::AcqRel)
                     .map(|()| Recorded::Completed(s))
             } else {
-                // Acquire: the completion function sees every arrival's
-                // writes (point 2). No Release: nobody learns anything from
-                // the completing word; our own earlier writes are published
-                // by `finish_completion`'s Release, and this RMW continues the
-                // release sequences of the arrivals before it either way.
-                // With Relaxed the completion function could read the
-                // arrivals' writes stale.
+                // Acquire: every arrival → the completion function, point 2 (orderings.md).
                 self.cas(s, next.completing(), Ordering::Acquire)
                     .map(|()| Recorded::Completing(s))
             };
@@ -144,13 +122,7 @@ impl State {
             }
             let next = apply(s)?;
             debug_assert!(next.pending() > s.pending() && next.expected() > s.expected());
-            // Acquire: reads the Release RMW that started this phase (point
-            // 3), or a later RMW in its release sequence, so the joiner
-            // happens-after the previous phase's arrivals and completion
-            // function (point 6). No Release: nothing the joiner did before
-            // is owed to anyone; its arrivals carry its writes (point 1).
-            // With Relaxed the joiner could go on to read the previous
-            // phase's data stale, which that phase's waiters may not.
+            // Acquire: the phase's start → the joiner, point 6 (orderings.md).
             match self.cas(s, next, Ordering::Acquire) {
                 Ok(()) => return Ok(Joined::Added(s)),
                 Err(found) => s = found,
@@ -163,10 +135,7 @@ impl State {
     /// while it ran wins (the first cause). Returns the word it replaced and
     /// the word it wrote.
     pub(crate) fn finish_completion(&self, returned: bool) -> (Snapshot, Snapshot) {
-        // Relaxed: seeds the RMW, which carries the ordering; a stale word
-        // only fails the CAS, which hands back the word found. Even a stale
-        // load sees a completing word (coherence: our own RMW into that
-        // state came first, and only we leave it).
+        // Relaxed: seeds the RMW; a stale word only fails the CAS (orderings.md).
         let mut s = self.load(Ordering::Relaxed);
         loop {
             debug_assert!(s.is_completing());
@@ -177,13 +146,7 @@ impl State {
             } else {
                 s.next_phase()
             };
-            // Release: each waiter's Acquire load of the new phase (point 4)
-            // synchronizes with this RMW, so the completion function's writes
-            // and, through our Acquire entry (point 2), every arrival's
-            // happen-before its return (point 3); with Relaxed a waiter could
-            // see the new phase and stale data. It also orders our use of the
-            // completion function before the next completer's Acquire entry
-            // (the `Sync` argument in barrier.rs).
+            // Release: the completion function and every arrival → each waiter, point 3 (orderings.md).
             match self.cas(s, new, Ordering::Release) {
                 Ok(()) => return (s, new),
                 Err(found) => s = found,
@@ -208,12 +171,7 @@ impl State {
             } else {
                 s.poisoned(why)
             };
-            // Relaxed: a poisoned word hands nothing over: the threads it
-            // wakes or stops only panic, reading nothing the poisoner wrote
-            // (point 5). Being an RMW it continues the release sequences of
-            // the arrivals before it, so a completion under way still
-            // synchronizes with them (point 2), and a poisoned completion
-            // window ends with `finish_completion`'s Release all the same.
+            // Relaxed: a poisoned word hands nothing over, point 5 (orderings.md).
             match self.cas(s, new, Ordering::Relaxed) {
                 Ok(()) => return Some(s),
                 Err(found) => s = found,
@@ -224,33 +182,21 @@ impl State {
     /// Sets `PARKED` if the word is still `s` (the parking half of the
     /// handshake in `wait.rs`); the word found otherwise.
     pub(crate) fn mark_parked(&self, s: Snapshot) -> Result<(), Snapshot> {
-        // Relaxed: PARKED publishes nothing; it only tells the waker to wake,
-        // and the parking lot's lock orders that against our validate (point 5).
-        // The parker reads no data on the strength of this CAS: it decides
-        // again from an Acquire load, or from `validate` under the lock.
-        // Being an RMW it continues every release sequence (point 2 holds
-        // across it), so a waiter that reads the marked word with Acquire
-        // still synchronizes with what came before.
+        // Relaxed: `PARKED` publishes nothing; the parking lot's lock orders the wake, point 5 (orderings.md).
         self.cas(s, s.with_parked(), Ordering::Relaxed)
     }
 
     /// The word as an RMW reads it: the latest value in its modification
     /// order, where a load may return an older one. Changes nothing.
     pub(crate) fn latest(&self) -> Snapshot {
-        // Relaxed: a caller uses it only to tell a stale load from the
-        // latest word before it panics (an RMW reads the latest value under
-        // any ordering; the panic reads no data); one that goes on re-reads
-        // the word with the ordering it needs.
+        // Relaxed: an RMW reads the latest value under any ordering (orderings.md).
         Snapshot(self.0.fetch_or(0, Ordering::Relaxed))
     }
 
     /// One compare-and-swap; on failure, the value found.
     #[inline]
     fn cas(&self, current: Snapshot, new: Snapshot, success: Ordering) -> Result<(), Snapshot> {
-        // Failure is `Relaxed`: the value found only seeds the retry, whose
-        // success ordering carries the argument, or a `Busy` answer, after
-        // which the caller waits (its own orderings) and records again;
-        // nothing is read on the strength of a failed CAS.
+        // Failure Relaxed: the value found only seeds the retry (orderings.md).
         self.0
             .compare_exchange_weak(current.0, new.0, success, Ordering::Relaxed)
             .map(drop)

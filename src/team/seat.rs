@@ -293,11 +293,7 @@ impl<F: Completion> Seat<'_, F> {
     pub(super) fn enter(&self, call: SeatCall) -> Phase {
         let barrier = &self.team.barrier;
         let last = Phase::of_wide(self.last.get());
-        // Acquire: synchronizes with the root climber's RMW that started
-        // this phase (state.rs point 3), which came after every node's
-        // re-arm of the last round; so this arrival's node RMW
-        // happens-after its node's re-arm. With Relaxed the RMW could read
-        // the node's previous round (orderings.md, point 3).
+        // Acquire: the phase's start → this seat's node RMW, point 3 (orderings.md).
         let mut s = barrier.word(Ordering::Acquire);
         loop {
             if s.poison().is_some() {

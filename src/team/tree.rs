@@ -55,17 +55,7 @@ impl Node {
         let mut cur = NodeWord(self.word.load(Ordering::Relaxed));
         loop {
             let (new, revived) = cur.attach(joined);
-            // Release: orders a round's climb that no seat's arrival does.
-            // A round whose owed members all left before their first
-            // arrival, while this attach added a member, completes with
-            // sums (0, 0) and no leave (team-tree.md, "Joining"): its climber
-            // read this word, and with the Release it synchronizes with the
-            // join, whose Acquire RMW of the barrier word saw phase
-            // `joined`, made after every node's re-arm for `joined`; so its
-            // contribution to the parent happens-after the parent's re-arm
-            // and finds it in its round (orderings.md, point 3,
-            // with the join's read for the seat's). Beyond loom (it lets an
-            // RMW read only the latest value). Failure Relaxed: it re-seeds.
+            // Release: the join's read → a climb with no arrival, point 5; failure Relaxed (orderings.md).
             match self.word.compare_exchange_weak(
                 cur.0,
                 new.0,
@@ -127,15 +117,7 @@ impl Node {
     #[inline]
     fn add(&self, round: Phase, c: Contribution) -> Option<Contribution> {
         let delta = NodeWord::delta(c);
-        // Release: the contribution that completes the round reads ours
-        // (or a later RMW of its release sequence), and that completer, the
-        // climber, synchronizes with it through its re-arm, an Acquire CAS
-        // that reads this round's last word or a later one, and so every
-        // earlier contribution's release sequence (`rearm`); it hands them
-        // on with its own Release at the parent (orderings.md,
-        // point 1). No Acquire here: only the completer needs one, and its
-        // re-arm follows at once; a contribution that does not complete
-        // reads nothing on the strength of this RMW.
+        // Release: this member's writes → the round's completer, point 1 (orderings.md).
         let prior = NodeWord(self.word.fetch_add(delta, Ordering::Release));
         debug_assert!(
             prior.round() == round && prior.pending() >= 1,
