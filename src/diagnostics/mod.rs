@@ -20,12 +20,15 @@
 //! # Examples
 //!
 //! ```
+//! # // (The module is private, and this example not built, without the feature.)
+//! # #[cfg(feature = "diagnostics")] {
 //! use std::time::Duration;
 //!
 //! // Healthy barriers: nothing is stalled.
 //! let barrier = syncthreads::Barrier::new(1);
 //! barrier.arrive_and_wait();
 //! assert!(syncthreads::diagnostics::stalls(Duration::from_secs(1)).is_empty());
+//! # }
 //! ```
 
 // Built with or without the feature: the plain data a waiter describes
