@@ -389,11 +389,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     pub(crate) fn join(&self, op: Op<'_>, n: usize) -> Option<Phase> {
         completion::check_not_running(self.key(), &op);
-        // Relaxed: seeds the RMW, which carries the ordering (the join's
-        // Acquire, state.rs point 6); a stale word only fails the CAS, which
-        // hands back the word found. For `n == 0` only the misuse checks
-        // read it (a stale word answers as a call made a moment earlier
-        // would; Acquire would order this load, not make it fresher).
+        // Relaxed: seeds the join's Acquire RMW; a stale word only fails its CAS (orderings.md).
         let mut s = self.state.load(Ordering::Relaxed);
         if n == 0 {
             if let Err(misuse) = op::check_join(s, 0) {
@@ -566,10 +562,7 @@ impl<F> Barrier<F> {
     /// the phase a diagnostic record names.
     #[inline]
     pub(crate) fn phase(&self) -> Phase {
-        // Relaxed: a block's step 1 read the new phase with its wait's
-        // Acquire and the phase cannot move without its next arrival, so
-        // coherence gives that same phase (docs/design/orderings.md, "The
-        // block's phase read"); a diagnostic record reads nothing through it.
+        // Relaxed: coherence after the caller's own Acquire wait; nothing read through it (orderings.md).
         self.state.load(Ordering::Relaxed).phase()
     }
 }

@@ -308,9 +308,7 @@ impl BlockBarrier {
     #[track_caller]
     #[inline]
     fn seatless(&self, op: &str) {
-        // Relaxed: as in `seat`: a set mode never changes again, so a load
-        // that sees one sees the answer; a stale `UNUSED` goes to the CAS,
-        // which decides.
+        // Relaxed: the mode is set once and carries no data; the CAS decides (orderings.md).
         let mode = self.mode.load(Ordering::Relaxed);
         if mode == SEATLESS {
             return;
@@ -344,10 +342,7 @@ impl BlockBarrier {
         let _as = self.check_sync(k.index(), call, rank);
         let add = call.vote();
         if add != 0 {
-            // Relaxed: the add is sequenced before this thread's arrival
-            // below, which happens-before the phase's completion and so every
-            // reader's Acquire wait (docs/design/block.md, arrivals; step 4); being
-            // an RMW, no concurrent add of the phase is lost.
+            // Relaxed: ordered by this thread's arrival → the readers' waits, block.md step 4 (orderings.md).
             self.counts[k.index()].fetch_add(add, Ordering::Relaxed);
         }
         let leader = arrive_and_wait();
@@ -355,10 +350,7 @@ impl BlockBarrier {
             // Nothing reads a plain sync's count: no load (module docs, step 4).
             0
         } else {
-            // Relaxed: the wait's Acquire ordered every add of the phase
-            // before this load, and the next clear comes after our next
-            // arrival (module docs, step 4): coherence alone makes it read
-            // the phase's sum, so Acquire would add nothing.
+            // Relaxed: the wait's Acquire ordered every add before it, block.md step 4 (orderings.md).
             self.counts[k.index()].load(Ordering::Relaxed)
         };
         if leader {
@@ -375,15 +367,9 @@ impl BlockBarrier {
     #[inline]
     fn clear_two_ahead(&self, k: Phase) {
         let counter = &self.counts[k.plus(2).index()];
-        // Relaxed: the barrier orders every other write to the counter
-        // before phase k + 2's adds before this load, and those adds after
-        // it (module docs, step 5): it reads phase k - 2's sum or a clear,
-        // and on a 0 the store would change nothing anybody reads.
+        // Relaxed: the barrier orders every other access to the counter, block.md step 5 (orderings.md).
         if counter.load(Ordering::Relaxed) != 0 {
-            // Relaxed: the barrier orders the clear after every read of phase
-            // k - 2 and before every add of phase k + 2 (module docs, step
-            // 5): those happens-before edges come from the arrivals and
-            // waits, not from this store, which publishes nothing.
+            // Relaxed: the arrivals and waits order the clear, block.md step 5 (orderings.md).
             counter.store(0, Ordering::Relaxed);
         }
         self.sites.clear(k.plus(2).index());

@@ -419,9 +419,7 @@ fn run<R>(
     match panic::catch_unwind(AssertUnwindSafe(|| kernel(&block))) {
         Ok(r) => Outcome::Returned(r),
         Err(payload) => {
-            // Relaxed: an RMW, so the panics get distinct numbers under any
-            // ordering; no data rides on the number (the payload travels
-            // with the rank's outcome, which the pool orders).
+            // Relaxed: an RMW numbers the panics under any ordering; no data rides on it (orderings.md).
             let order = caught.fetch_add(1, Ordering::Relaxed);
             let poisoned = op::is_poisoned_panic(&*payload);
             barrier.poison();

@@ -197,10 +197,7 @@ impl<F: Completion> Team<F> {
     /// yet; what its entry said otherwise.
     fn claim(&self, rank: usize) -> Result<(), Entry> {
         let entry = self.entry(rank);
-        // Relaxed: the CAS hands the rank out once, which its atomicity
-        // alone decides (exactly one claimer finds it unhanded, under any
-        // ordering); it publishes nothing, since a seat's data goes through
-        // its arrivals.
+        // Relaxed: the CAS's atomicity alone hands the rank out; it publishes nothing (orderings.md).
         let mut e = Entry(entry.load(Ordering::Relaxed));
         loop {
             if e.state() != UNHANDED {

@@ -195,13 +195,7 @@ impl WarpBarrier {
         // lanes are matched by how often each has synced (module docs).
         let others = mask & !(1 << lane);
         let me = &self.lanes[lane];
-        // Release: a lane waiting for this round reads the raised count with
-        // Acquire (`behind`, `wait`, the policy's loads), from this RMW or a
-        // later one of its release sequence, and so synchronizes with it:
-        // our writes before this sync happen-before its return. With
-        // Relaxed it could count us caught up and read our data stale. No
-        // Acquire: we learn nothing from our own word; the others' writes
-        // reach us through our Acquire loads of theirs (module docs).
+        // Release: this lane's writes → a lane that reads the raised count (orderings.md).
         let old = me.synced.fetch_add(1, Ordering::Release);
         if Lane::parked(old) {
             self.wake_waiters_of(lane, old);

@@ -50,9 +50,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub(super) fn try_update(&self, op: Op<'_>) -> Result<Arrival, Misuse> {
-        // Relaxed: seeds the RMW, which carries the ordering (state.rs points
-        // 1-3); a stale word only fails the CAS, which hands back the word
-        // found. Acquire would order this load, not make it fresher.
+        // Relaxed: seeds the RMW, which carries the ordering; a stale word fails the CAS (orderings.md).
         let s = self.state.load(Ordering::Relaxed);
         match self.state.record(s, !F::IS_NONE, |s| op.apply(s)) {
             Ok(Recorded::Counted(prior)) => Ok(Arrival {

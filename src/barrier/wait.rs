@@ -284,10 +284,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub(super) fn begin_wait(&self, op: &str) -> Snapshot {
-        // Acquire: a wait that `check` accepts at once returns on this word,
-        // so it must synchronize with the RMW that started the next phase
-        // (state.rs points 3 and 4), as the policy's own loads do; with
-        // Relaxed such a wait could return with the phase's writes unseen.
+        // Acquire: the phase's start → a wait that returns at once, word point 4 (orderings.md).
         let s = self.state.load(Ordering::Acquire);
         if s.is_completing() {
             completion::check_not_running(self.key(), &op);

@@ -117,10 +117,7 @@ impl Slot {
 
     /// The owner's wait is over: waits for a reader to let go, then `IDLE`.
     pub(crate) fn end(&self) {
-        // Acquire: reads the reader's Release store of ACTIVE, so the
-        // reader's reads of `wait` and of the subject happen-before the
-        // owner's return (after which the subject may go) and its next
-        // `begin`. Relaxed on failure: we only retry.
+        // Acquire: the reader's reads → the owner's return; failure Relaxed (orderings.md).
         while self
             .state
             .compare_exchange(ACTIVE, IDLE, Ordering::Acquire, Ordering::Relaxed)

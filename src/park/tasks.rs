@@ -194,10 +194,7 @@ impl TaskNode {
         let mut fresh = (!self.queued.load(Ordering::Relaxed)).then(|| waker.clone());
         loop {
             let guard = bucket.lock.lock();
-            // Relaxed: both stores of `queued` (`push`, `unlink`) are made
-            // with the bucket locked, and we hold it: the last one
-            // happens-before this load through the lock, and coherence makes
-            // it read that one (or its own later store).
+            // Relaxed: every store of `queued` is made under the lock we hold (orderings.md).
             let linked = self.queued.load(Ordering::Relaxed);
             if !linked && !validate() {
                 drop(guard);
@@ -235,12 +232,7 @@ impl TaskNode {
     /// Unlinks the node if it is still linked; afterwards no `wake_all`
     /// touches it.
     pub(crate) fn deregister(self: Pin<&Self>) {
-        // Acquire: a `false` other than the node's initial one is
-        // `unlink`'s Release store, the unlinker's last access to the node;
-        // this load synchronizes with it, so the unlinker's writes to the
-        // links happen-before our return and the node's reuse or drop. With
-        // Relaxed the future could be dropped while those writes still race
-        // with the memory being freed.
+        // Acquire: the unlinker's last access to the node → our return (orderings.md).
         if !self.queued.load(Ordering::Acquire) {
             return;
         }

@@ -26,12 +26,7 @@ impl<F: Completion> Team<F> {
     /// ```
     #[must_use]
     pub fn missing(&self) -> Vec<usize> {
-        // Acquire: the entries of every arrival before this phase's start
-        // are visible (orderings.md, "Reading the per-rank table"), so no rank that
-        // arrived in the phase before is taken for one that arrived in this
-        // one. No model tells this from a snapshot taken while a seat
-        // arrives (its entry is stored before its RMW, so it may count
-        // early): the argument, not a model, keeps this Acquire.
+        // Acquire: every entry stored before this phase's start → the reader (orderings.md).
         let s = self.barrier.word(Ordering::Acquire);
         self.missing_in(s.phase())
     }

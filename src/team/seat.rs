@@ -273,9 +273,7 @@ impl<F: Completion> Seat<'_, F> {
     #[track_caller]
     pub fn arrive_and_drop(self) {
         let barrier = &self.team.barrier;
-        // Relaxed: a poisoned word is only a reason to panic, which reads
-        // nothing the poisoner wrote; a stale unpoisoned word leads to the
-        // arrival's RMW, which reads the latest word and orders itself.
+        // Relaxed: only a reason to panic; a stale word leads to the RMW, which decides (orderings.md).
         let s = barrier.word(Ordering::Relaxed);
         if s.poison().is_some() {
             poisoned_panic(SeatCall::ArriveAndDrop, s);
@@ -536,10 +534,7 @@ impl<F: Completion> Drop for Seat<'_, F> {
             barrier.poison_because(Poison::Panic);
             return;
         }
-        // Relaxed: only skips a leave that would do nothing, and reads
-        // nothing on the strength of it; a stale running word leads to the
-        // leave's RMW, which reads the latest word and is quiet on a
-        // poisoned or retired one.
+        // Relaxed: only skips a leave that does nothing; the leave's RMW decides (orderings.md).
         let s = barrier.word(Ordering::Relaxed);
         if s.poison().is_some() || s.is_retired() {
             return;

@@ -83,10 +83,7 @@ impl Node {
         let mut cur = NodeWord(self.word.load(Ordering::Relaxed));
         loop {
             let (new, completed) = cur.contribute(round, c);
-            // AcqRel: Release as the fetch_add of `add` (a leave is also an
-            // arrival whose writes the climber must pass on); Acquire since
-            // this CAS may complete the round, re-arm it and climb at once,
-            // so it is the climber's acquire of the round (as `rearm`).
+            // AcqRel: as `add`'s Release, and the completer's acquire of the round, point 1 (orderings.md).
             match self
                 .word
                 .compare_exchange_weak(cur.0, new.0, Ordering::AcqRel, Ordering::Relaxed)
