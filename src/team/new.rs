@@ -28,9 +28,14 @@ impl Team {
     #[track_caller]
     #[must_use]
     pub fn new(seats: usize) -> Team {
-        let call = format_args!("Team::new({seats})");
-        check_seats(call, seats);
-        Team::build(call, Barrier::new(seats), seats, seats, FAN_IN, FLAT)
+        Team::checked(
+            &format_args!("Team::new({seats})"),
+            seats,
+            seats,
+            FAN_IN,
+            FLAT,
+            || Barrier::new(seats),
+        )
     }
 
     /// Creates a team of `capacity` ranks of which `0 .. seats` take part
@@ -53,9 +58,14 @@ impl Team {
     #[track_caller]
     #[must_use]
     pub fn with_capacity(seats: usize, capacity: usize) -> Team {
-        let call = format_args!("Team::with_capacity({seats}, {capacity})");
-        check_capacity(call, seats, capacity);
-        Team::build(call, Barrier::new(seats), seats, capacity, FAN_IN, FLAT)
+        Team::checked(
+            &format_args!("Team::with_capacity({seats}, {capacity})"),
+            seats,
+            capacity,
+            FAN_IN,
+            FLAT,
+            || Barrier::new(seats),
+        )
     }
 
     /// A team with a chosen tree shape: each node combines `fan_in`
@@ -84,9 +94,14 @@ impl Team {
     #[track_caller]
     #[must_use]
     pub fn with_shape(seats: usize, fan_in: usize, flat: usize) -> Team {
-        let call = format_args!("Team::with_shape({seats}, {fan_in}, {flat})");
-        check_seats(call, seats);
-        Team::build(call, Barrier::new(seats), seats, seats, fan_in, flat)
+        Team::checked(
+            &format_args!("Team::with_shape({seats}, {fan_in}, {flat})"),
+            seats,
+            seats,
+            fan_in,
+            flat,
+            || Barrier::new(seats),
+        )
     }
 
     /// [`Team::with_capacity`] with a chosen shape, as [`Team::with_shape`].
@@ -99,10 +114,14 @@ impl Team {
         fan_in: usize,
         flat: usize,
     ) -> Team {
-        let call =
-            format_args!("Team::with_capacity_and_shape({seats}, {capacity}, {fan_in}, {flat})");
-        check_capacity(call, seats, capacity);
-        Team::build(call, Barrier::new(seats), seats, capacity, fan_in, flat)
+        Team::checked(
+            &format_args!("Team::with_capacity_and_shape({seats}, {capacity}, {fan_in}, {flat})"),
+            seats,
+            capacity,
+            fan_in,
+            flat,
+            || Barrier::new(seats),
+        )
     }
 }
 
@@ -140,10 +159,14 @@ impl<F: FnMut() + Send> Team<F> {
     #[track_caller]
     #[must_use]
     pub fn with_completion(seats: usize, f: F) -> Team<F> {
-        let call = format_args!("Team::with_completion({seats}, _)");
-        check_seats(call, seats);
-        let barrier = Barrier::with_completion(seats, f);
-        Team::build(call, barrier, seats, seats, FAN_IN, FLAT)
+        Team::checked(
+            &format_args!("Team::with_completion({seats}, _)"),
+            seats,
+            seats,
+            FAN_IN,
+            FLAT,
+            || Barrier::with_completion(seats, f),
+        )
     }
 
     /// [`Team::with_completion`] with a chosen shape, as [`Team::with_shape`].
@@ -171,10 +194,14 @@ impl<F: FnMut() + Send> Team<F> {
     #[track_caller]
     #[must_use]
     pub fn with_completion_and_shape(seats: usize, f: F, fan_in: usize, flat: usize) -> Team<F> {
-        let call = format_args!("Team::with_completion_and_shape({seats}, _, {fan_in}, {flat})");
-        check_seats(call, seats);
-        let barrier = Barrier::with_completion(seats, f);
-        Team::build(call, barrier, seats, seats, fan_in, flat)
+        Team::checked(
+            &format_args!("Team::with_completion_and_shape({seats}, _, {fan_in}, {flat})"),
+            seats,
+            seats,
+            fan_in,
+            flat,
+            || Barrier::with_completion(seats, f),
+        )
     }
 
     /// [`Team::with_capacity`] with a completion function, as
@@ -204,10 +231,14 @@ impl<F: FnMut() + Send> Team<F> {
     #[track_caller]
     #[must_use]
     pub fn with_completion_and_capacity(seats: usize, capacity: usize, f: F) -> Team<F> {
-        let call = format_args!("Team::with_completion_and_capacity({seats}, {capacity}, _)");
-        check_capacity(call, seats, capacity);
-        let barrier = Barrier::with_completion(seats, f);
-        Team::build(call, barrier, seats, capacity, FAN_IN, FLAT)
+        Team::checked(
+            &format_args!("Team::with_completion_and_capacity({seats}, {capacity}, _)"),
+            seats,
+            capacity,
+            FAN_IN,
+            FLAT,
+            || Barrier::with_completion(seats, f),
+        )
     }
 
     /// [`Team::with_completion_and_capacity`] with a chosen shape, as
@@ -222,23 +253,13 @@ impl<F: FnMut() + Send> Team<F> {
         fan_in: usize,
         flat: usize,
     ) -> Team<F> {
-        let call = format_args!(
-            "Team::with_completion_and_capacity_and_shape({seats}, {capacity}, _, {fan_in}, {flat})"
-        );
-        check_capacity(call, seats, capacity);
-        let barrier = Barrier::with_completion(seats, f);
-        Team::build(call, barrier, seats, capacity, fan_in, flat)
+        Team::checked(&format_args!("Team::with_completion_and_capacity_and_shape({seats}, {capacity}, _, {fan_in}, {flat})"), seats, capacity, fan_in, flat, || Barrier::with_completion(seats, f))
     }
 }
 
 #[track_caller]
-fn check_seats(call: fmt::Arguments<'_>, seats: usize) {
-    crate::op::participants(call, "the seat count", seats);
-}
-
-#[track_caller]
-fn check_capacity(call: fmt::Arguments<'_>, seats: usize, capacity: usize) {
-    check_seats(call, seats);
+fn check_capacity(call: &dyn fmt::Display, seats: usize, capacity: usize) {
+    crate::op::participants(format_args!("{call}"), "the seat count", seats);
     let max = crate::state::MAX as usize;
     if !(seats..=max).contains(&capacity) {
         panic!("syncthreads: {call}: the capacity must be in {seats} ..= {max} (the seat count ..= Barrier::MAX)");
@@ -246,11 +267,26 @@ fn check_capacity(call: fmt::Arguments<'_>, seats: usize, capacity: usize) {
 }
 
 impl<F> Team<F> {
+    /// A constructor's team: `call` names the constructor in its panics;
+    /// `seats` and `capacity` are checked before `barrier` makes the word.
+    #[track_caller]
+    fn checked(
+        call: &dyn fmt::Display,
+        seats: usize,
+        capacity: usize,
+        fan_in: usize,
+        flat: usize,
+        barrier: impl FnOnce() -> Barrier<F>,
+    ) -> Team<F> {
+        check_capacity(call, seats, capacity);
+        Team::build(call, barrier(), seats, capacity, fan_in, flat)
+    }
+
     /// The team of a checked constructor; `call` names it for the
     /// fan-in's panic.
     #[track_caller]
     fn build(
-        call: fmt::Arguments<'_>,
+        call: &dyn fmt::Display,
         barrier: Barrier<F>,
         seats: usize,
         capacity: usize,
