@@ -1,6 +1,7 @@
-//! `Barrier<F>`: construction, arrivals, tx counts, poisoning. The waits
-//! live in `barrier/wait.rs`, the operations and their misuse in `op.rs`,
-//! the word and its transitions in `state.rs`, running the completion
+//! `Barrier<F>`: construction, arrivals, tx counts, poisoning. Recording an
+//! operation lives in `barrier/record.rs`, the waits in `barrier/wait.rs`,
+//! the operations and their misuse in `op.rs`, the word in `state.rs` and
+//! its transitions in `state/transitions.rs`, running the completion
 //! function in `completion.rs`, the tokens in `token.rs`.
 
 use crate::completion::{self, Completion};
