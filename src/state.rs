@@ -39,9 +39,9 @@
 //!
 //! Invariants: `pending <= expected` while running (an arrival lowers pending, a
 //! drop lowers both, a new phase sets pending = expected), with one exception:
-//! leavers whose drops fold into the running phase (`Op::LeaveAfter`) may
+//! leavers whose drops fold into the running phase (`Op::Arrival`, `PhaseOf::After`) may
 //! land just before the combined arrival that carries their arrivals
-//! (`Op::Combined`); until it does, `pending` exceeds `expected` by at most
+//! (`Op::Arrival`); until it does, `pending` exceeds `expected` by at most
 //! those drops. A running word never
 //! has `pending == 0 && tx == 0` except when *retired* (`expected == 0` after
 //! the last phase completed), because the operation that reaches that point

@@ -1,18 +1,18 @@
 //! Arrivals combined before they reach the word: the crate-internal entry
 //! points of a handle that counts its participants' arrivals elsewhere and
-//! brings them to the word in one step ([`Op::Combined`], [`Op::LeaveAfter`]),
+//! brings them to the word in one step ([`Op::Arrival`]),
 //! with the reads and the checks such a handle makes before it acts.
 
 use super::{Arrival, Barrier, Target};
 use crate::completion::{self, Completion};
-use crate::op::{Misuse, Op};
+use crate::op::{Misuse, Op, PhaseOf};
 use crate::phase::Phase;
 use crate::state::Snapshot;
 use crate::token::{ArrivalToken, BarrierWaitResult};
 use std::fmt;
 
 impl<F: Completion> Barrier<F> {
-    /// One combined arrival on the word (`Op::Combined` / `Op::LeaveAfter`),
+    /// One combined arrival on the word (`Op::Arrival`),
     /// through the same checks, completion and wake-up as every other
     /// arrival; a quiet op does nothing on a poisoned or retired word.
     /// Returns the token of the phase it belongs to and whether it
@@ -30,10 +30,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub(crate) fn try_arrive_combined(&self, op: Op<'_>) -> Result<(ArrivalToken, bool), Misuse> {
-        debug_assert!(matches!(
-            op,
-            Op::Combined { .. } | Op::ArrivalIn { .. } | Op::LeaveAfter { .. }
-        ));
+        debug_assert!(matches!(op, Op::Arrival { .. }));
         match self.try_update(op) {
             Ok(arrival) => Ok((self.token(arrival), arrival.completed)),
             Err(Misuse::Poisoned(s) | Misuse::Retired(s)) if op.quiet() => {
@@ -44,15 +41,16 @@ impl<F: Completion> Barrier<F> {
     }
 
     /// `arrive_and_wait` for a caller that names itself in the messages
-    /// (`name`, the call the user made): one arrival as `Op::Combined`, the
+    /// (`name`, the call the user made): one arrival as `Op::Arrival`, the
     /// same RMW as `arrive_and_wait`'s, and the same wait.
     #[track_caller]
     #[inline]
     pub(crate) fn arrive_and_wait_as(&self, name: &'static str) -> BarrierWaitResult {
-        let op = Op::Combined {
+        let op = Op::Arrival {
             arrivals: 1,
             drops: 0,
             tx: 0,
+            phase: PhaseOf::Running,
             quiet: false,
             name: &name,
         };

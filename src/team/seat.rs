@@ -356,7 +356,7 @@ impl<F: Completion> Seat<'_, F> {
 
     /// A flat team's plain arrival: one RMW of the word, whose own read is
     /// the entry check. The seat knows the phase of its arrival (the one
-    /// after its last); [`Op::ArrivalIn`] refuses a word still in the
+    /// after its last); [`PhaseOf::Exactly`] refuses a word still in the
     /// seat's last phase, poisoned or retired, and waits out a completion
     /// window as every arrival does. No load of the word before the RMW: on
     /// a contended line that load is a miss of its own, and the RMW's
@@ -374,7 +374,7 @@ impl<F: Completion> Seat<'_, F> {
     /// RMW's wait for the next phase, so the entry goes back as that
     /// unwinds ([`Unpublish`]).
     ///
-    /// [`Op::ArrivalIn`]: crate::op::Op::ArrivalIn
+    /// [`PhaseOf::Exactly`]: crate::op::PhaseOf::Exactly
     #[track_caller]
     #[inline]
     fn arrive_flat(&self, call: SeatCall) -> (ArrivalToken, bool) {
@@ -459,7 +459,7 @@ impl<F: Completion> Seat<'_, F> {
     /// In that order: while that arrival is owed, phase `p` cannot
     /// complete, so a round `p + 1` that the leave completes (every other
     /// member of the leaf left early too) finds the word still in phase `p`
-    /// and folds its drops into it (`Op::LeaveAfter`). The other order
+    /// and folds its drops into it (`Op::Arrival`, `PhaseOf::After`). The other order
     /// could complete phase `p` first and turn those drops into arrivals of
     /// phase `p + 1`: a phase that nobody takes part in, completed anyway.
     #[track_caller]
