@@ -16,7 +16,6 @@ use std::fmt;
 pub use future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 pub(crate) use wait::Target;
 
-mod combined;
 mod future;
 mod record;
 mod wait;
