@@ -1,25 +1,14 @@
-//! `Barrier<F>`: construction, arrivals, tx counts, poisoning. Recording an
-//! operation lives in `barrier/record.rs`, the waits in `barrier/wait.rs`,
-//! the operations and their misuse in `op.rs`, the word in `state.rs` and
-//! its transitions in `state/transitions.rs`, running the completion
-//! function in `completion.rs`, the tokens in `token.rs`.
+//! `Barrier<F>`: the public barrier, each operation one call into the
+//! phase engine (`engine.rs`), which a `Team` is built on too: construction,
+//! arrivals, tx counts and poisoning here, the waits in `barrier/wait.rs`.
 
-use crate::completion::{self, Completion};
-use crate::op::{self, Op};
-use crate::phase::Phase;
-use crate::state::{self, Joined, Poison, Snapshot, State};
-use crate::sync::{Ordering, UnsafeCell};
+use crate::completion::Completion;
+use crate::engine::Engine;
+use crate::state;
 use crate::token::{ArrivalToken, BarrierWaitResult};
-use crate::wait::wake;
 use std::fmt;
 
-pub use future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
-pub(crate) use wait::Target;
-
-mod future;
-mod record;
 mod wait;
-mod wait_async;
 
 /// A reusable barrier with split arrive/wait, phases, parity waits, a
 /// completion function and transaction counts: CUDA's `cuda::barrier` (the PTX
@@ -87,37 +76,12 @@ mod wait_async;
 /// });
 /// ```
 pub struct Barrier<F = ()> {
-    state: State,
-    completion: UnsafeCell<F>,
+    engine: Engine<F>,
 }
-
-// SAFETY: the completion function is only touched by the thread that moved the
-// word into the completing state, and only until it moves it out again (with
-// Release; the next completer's move in is Acquire), so accesses never overlap
-// and each happens-after the previous one. `F: Send` because that thread can
-// be any participant.
-unsafe impl<F: Send> Sync for Barrier<F> {}
-
-// Like std's barrier, a `Barrier` is safe to use across `catch_unwind`: every
-// operation checks before it mutates, and a completion function that unwinds
-// poisons the barrier, so it is never run (or observed) in a broken state.
-impl<F> std::panic::RefUnwindSafe for Barrier<F> {}
-impl<F> std::panic::UnwindSafe for Barrier<F> {}
 
 #[cfg(not(any(loom, shuttle)))]
 static_assertions::assert_eq_size!(Barrier, u64);
 static_assertions::assert_impl_all!(Barrier: Send, Sync, std::panic::RefUnwindSafe);
-static_assertions::assert_impl_all!(ArrivalToken: Send, Sync, fmt::Debug);
-static_assertions::assert_not_impl_any!(ArrivalToken: Clone);
-
-/// The result of one recorded arrival or tx operation.
-#[derive(Clone, Copy)]
-struct Arrival {
-    /// The phase the operation belongs to (modulo the 4 phases the word keeps).
-    phase: Phase,
-    /// Whether this operation completed that phase.
-    completed: bool,
-}
 
 impl Barrier {
     /// Largest `expected` count, and largest number of pending arrivals:
@@ -147,8 +111,7 @@ impl Barrier {
     #[must_use]
     pub const fn new(expected: usize) -> Barrier {
         Barrier {
-            state: State::new(Snapshot::initial(expected_const(expected))),
-            completion: UnsafeCell::new(()),
+            engine: Engine::new(expected),
         }
     }
 
@@ -158,8 +121,7 @@ impl Barrier {
     #[must_use]
     pub fn new(expected: usize) -> Barrier {
         Barrier {
-            state: State::new(Snapshot::initial(expected_const(expected))),
-            completion: UnsafeCell::new(()),
+            engine: Engine::new(expected),
         }
     }
 }
@@ -207,14 +169,8 @@ impl<F: FnMut() + Send> Barrier<F> {
     #[track_caller]
     #[must_use]
     pub fn with_completion(expected: usize, f: F) -> Barrier<F> {
-        let expected = op::participants(
-            format_args!("with_completion({expected}, _)"),
-            "expected",
-            expected,
-        );
         Barrier {
-            state: State::new(Snapshot::initial(expected)),
-            completion: UnsafeCell::new(f),
+            engine: Engine::with_completion(expected, f),
         }
     }
 }
@@ -243,7 +199,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub fn arrive(&self) -> ArrivalToken {
-        self.token(self.update(Op::Arrive))
+        self.engine.arrive()
     }
 
     /// Arrives `n` times at once in the current phase.
@@ -264,7 +220,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub fn arrive_n(&self, n: usize) -> ArrivalToken {
-        self.token(self.update(Op::ArriveN(n)))
+        self.engine.arrive_n(n)
     }
 
     /// Arrives and waits for the phase to complete: `std::sync::Barrier::wait`.
@@ -288,13 +244,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub fn arrive_and_wait(&self) -> BarrierWaitResult {
-        let arrival = self.update(Op::ArriveAndWait);
-        if !arrival.completed {
-            self.wait_for("arrive_and_wait()", Target::Arrival(arrival.phase), None);
-        }
-        BarrierWaitResult {
-            is_leader: arrival.completed,
-        }
+        self.engine.arrive_and_wait()
     }
 
     /// Arrives once and leaves: the current phase gets its arrival, and every
@@ -318,7 +268,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn arrive_and_drop(&self) {
-        self.update(Op::ArriveAndDrop);
+        self.engine.arrive_and_drop()
     }
 
     /// Arrives `n` times and lowers the expected count of later phases by `n`.
@@ -337,7 +287,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn arrive_and_drop_n(&self, n: usize) {
-        self.update(Op::ArriveAndDropN(n));
+        self.engine.arrive_and_drop_n(n)
     }
 
     /// Adds `n` participants, from the current phase on: the current phase
@@ -380,30 +330,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn add_participants(&self, n: usize) {
-        let _joined = self.join(Op::AddParticipants(n), n);
-    }
-
-    /// `add_participants(n)` as `op` names it in its messages: returns the
-    /// phase the participants joined (`None` for `n == 0`, which changes
-    /// nothing and never blocks).
-    #[track_caller]
-    pub(crate) fn join(&self, op: Op<'_>, n: usize) -> Option<Phase> {
-        completion::check_not_running(self.key(), &op);
-        // Relaxed: seeds the join's Acquire RMW; a stale word only fails its CAS (orderings.md).
-        let mut s = self.state.load(Ordering::Relaxed);
-        if n == 0 {
-            if let Err(misuse) = op::check_join(s, 0) {
-                misuse.panic(op);
-            }
-            return None;
-        }
-        loop {
-            match self.state.join(s, |s| op::join(s, n)) {
-                Ok(Joined::Added(prior)) => return Some(prior.phase()),
-                Ok(Joined::Busy) => s = self.wait_for_next_phase(op),
-                Err(misuse) => misuse.panic(op),
-            }
-        }
+        self.engine.add_participants(n)
     }
 
     /// Adds `tx` to the current phase's transaction count: the phase will not
@@ -430,7 +357,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn expect_tx(&self, tx: u32) {
-        self.update(Op::ExpectTx(tx));
+        self.engine.expect_tx(tx)
     }
 
     /// Subtracts `tx` from the current phase's transaction count; this
@@ -453,7 +380,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn complete_tx(&self, tx: u32) {
-        self.update(Op::CompleteTx(tx));
+        self.engine.complete_tx(tx)
     }
 
     /// Adds `tx` to the transaction count and arrives `n` times, in one
@@ -475,7 +402,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn arrive_tx(&self, n: usize, tx: u32) -> ArrivalToken {
-        self.token(self.update(Op::ArriveTx(n, tx)))
+        self.engine.arrive_tx(n, tx)
     }
 
     /// Poisons the barrier, for a participant that failed: every thread
@@ -497,18 +424,7 @@ impl<F: Completion> Barrier<F> {
     /// assert!(result.is_err());
     /// ```
     pub fn poison(&self) {
-        self.poison_because(Poison::Call);
-    }
-
-    /// Poisons the barrier for `why`, which its panic messages name; the
-    /// first cause stays.
-    pub(crate) fn poison_because(&self, why: Poison) {
-        if let Some(prior) = self.state.poison(why) {
-            // Also in a completion window: its waiters panic now (the word
-            // says poisoned); the threads that wait the window out to arrive
-            // park again until the completer ends it, and it wakes them.
-            wake(&self.state, prior);
-        }
+        self.engine.poison()
     }
 
     /// Whether the barrier is poisoned (by [`poison`](Barrier::poison), a
@@ -524,46 +440,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[must_use]
     pub fn is_poisoned(&self) -> bool {
-        // Relaxed: poisoning hands nothing over, word point 5 (orderings.md).
-        self.state.load(Ordering::Relaxed).poison().is_some()
-    }
-}
-
-// `Barrier::new`'s message cannot format `Barrier::MAX`: hence the pin.
-static_assertions::const_assert_eq!(state::MAX, 1_048_575);
-
-/// `Barrier::new`'s check, usable in a `const fn` (whose panic message
-/// cannot carry the value).
-#[track_caller]
-const fn expected_const(expected: usize) -> u32 {
-    assert!(
-        op::participants_in_range(expected),
-        "syncthreads: new: expected must be in 1 ..= 1048575 (Barrier::MAX)"
-    );
-    expected as u32
-}
-
-impl<F> Barrier<F> {
-    /// The barrier's identity: its address.
-    #[inline]
-    pub(crate) fn key(&self) -> usize {
-        (self as *const Self).addr()
-    }
-
-    /// One load of the word, for the queries of what is built on the
-    /// barrier (whatever its completion function).
-    #[inline]
-    pub(crate) fn word(&self, order: Ordering) -> Snapshot {
-        self.state.load(order)
-    }
-
-    /// The current phase modulo 4 (`Relaxed`: for a participant between its
-    /// wait and its next arrival the phase cannot change; see block.rs), or
-    /// the phase a diagnostic record names.
-    #[inline]
-    pub(crate) fn phase(&self) -> Phase {
-        // Relaxed: coherence after the caller's own Acquire wait; nothing read through it (orderings.md).
-        self.state.load(Ordering::Relaxed).phase()
+        self.engine.is_poisoned()
     }
 }
 
@@ -572,8 +449,6 @@ impl<F> fmt::Debug for Barrier<F> {
     /// `Barrier { phase_parity: false, pending: 3, expected: 4, tx: 0, poisoned: false }`.
     /// Never blocks.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Relaxed: a diagnostic snapshot; no decision and no read of data
-        // rests on it, so it needs to synchronize with nothing.
-        self.state.load(Ordering::Relaxed).fmt(f)
+        self.engine.fmt(f)
     }
 }

@@ -27,9 +27,11 @@
 //! [docs/design/orderings.md](../docs/design/orderings.md). The shape's
 //! measurements: benches/RESULTS.md, "Team and block".
 
-use crate::barrier::Barrier;
 use crate::completion::Completion;
+use crate::engine::Engine;
 use crate::sync::{AtomicU64, Mutex, Ordering};
+#[cfg(doc)]
+use crate::Barrier;
 use call::SeatCall;
 use crossbeam_utils::CachePadded;
 use std::fmt;
@@ -130,7 +132,7 @@ pub struct Team<F = ()> {
     /// On its own cache line: the seats read `front` and `fan_in` on every
     /// arrival, and they must not share a line with the word that the
     /// root's CAS and every waiter's poll bounce between cores.
-    barrier: CachePadded<Barrier<F>>,
+    barrier: CachePadded<Engine<F>>,
     /// What a seat's arrival passes through: nothing, or the tree.
     front: Front,
     /// The per-rank table (team/ranks.rs), one entry per rank of the

@@ -4,8 +4,8 @@
 //! `arrive*` of its own and does not dereference to its barrier.
 
 use super::Team;
-use crate::barrier::{ParityWaitFuture, WaitFuture};
 use crate::completion::Completion;
+use crate::engine::{ParityWaitFuture, WaitFuture};
 use crate::phase::Phase;
 use crate::state::Snapshot;
 use crate::sync::Ordering;

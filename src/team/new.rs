@@ -5,8 +5,10 @@
 use super::ranks::{Entry, UNHANDED};
 use super::tree::{Front, MAX_FAN_IN};
 use super::{Team, FAN_IN, FLAT};
-use crate::barrier::Barrier;
+use crate::engine::Engine;
 use crate::sync::{AtomicU64, Mutex, Ordering};
+#[cfg(doc)]
+use crate::Barrier;
 use crossbeam_utils::CachePadded;
 use std::fmt;
 
@@ -34,7 +36,7 @@ impl Team {
             seats,
             FAN_IN,
             FLAT,
-            || Barrier::new(seats),
+            || Engine::new(seats),
         )
     }
 
@@ -64,7 +66,7 @@ impl Team {
             capacity,
             FAN_IN,
             FLAT,
-            || Barrier::new(seats),
+            || Engine::new(seats),
         )
     }
 
@@ -100,7 +102,7 @@ impl Team {
             seats,
             fan_in,
             flat,
-            || Barrier::new(seats),
+            || Engine::new(seats),
         )
     }
 
@@ -120,7 +122,7 @@ impl Team {
             capacity,
             fan_in,
             flat,
-            || Barrier::new(seats),
+            || Engine::new(seats),
         )
     }
 }
@@ -165,7 +167,7 @@ impl<F: FnMut() + Send> Team<F> {
             seats,
             FAN_IN,
             FLAT,
-            || Barrier::with_completion(seats, f),
+            || Engine::with_completion(seats, f),
         )
     }
 
@@ -200,7 +202,7 @@ impl<F: FnMut() + Send> Team<F> {
             seats,
             fan_in,
             flat,
-            || Barrier::with_completion(seats, f),
+            || Engine::with_completion(seats, f),
         )
     }
 
@@ -237,7 +239,7 @@ impl<F: FnMut() + Send> Team<F> {
             capacity,
             FAN_IN,
             FLAT,
-            || Barrier::with_completion(seats, f),
+            || Engine::with_completion(seats, f),
         )
     }
 
@@ -253,7 +255,7 @@ impl<F: FnMut() + Send> Team<F> {
         fan_in: usize,
         flat: usize,
     ) -> Team<F> {
-        Team::checked(&format_args!("Team::with_completion_and_capacity_and_shape({seats}, {capacity}, _, {fan_in}, {flat})"), seats, capacity, fan_in, flat, || Barrier::with_completion(seats, f))
+        Team::checked(&format_args!("Team::with_completion_and_capacity_and_shape({seats}, {capacity}, _, {fan_in}, {flat})"), seats, capacity, fan_in, flat, || Engine::with_completion(seats, f))
     }
 }
 
@@ -276,7 +278,7 @@ impl<F> Team<F> {
         capacity: usize,
         fan_in: usize,
         flat: usize,
-        barrier: impl FnOnce() -> Barrier<F>,
+        barrier: impl FnOnce() -> Engine<F>,
     ) -> Team<F> {
         check_capacity(call, seats, capacity);
         Team::build(call, barrier(), seats, capacity, fan_in, flat)
@@ -287,7 +289,7 @@ impl<F> Team<F> {
     #[track_caller]
     fn build(
         call: &dyn fmt::Display,
-        barrier: Barrier<F>,
+        barrier: Engine<F>,
         seats: usize,
         capacity: usize,
         fan_in: usize,

@@ -6,15 +6,17 @@ use super::call::SeatCall;
 use super::ranks::Entry;
 use super::tree::{Contribution, Front};
 use super::Team;
-use crate::barrier::Target;
-use crate::barrier::{ArriveAndWaitFuture, Barrier};
 use crate::completion::Completion;
+use crate::engine::Target;
+use crate::engine::{ArriveAndWaitFuture, Engine};
 use crate::op::poisoned_panic;
 use crate::op::Misuse;
 use crate::phase::Phase;
 use crate::state::Poison;
 use crate::sync::{AtomicU64, Ordering};
 use crate::token::{ArrivalToken, BarrierWaitResult};
+#[cfg(doc)]
+use crate::Barrier;
 use std::cell::Cell;
 use std::fmt;
 
@@ -506,7 +508,7 @@ impl<F: Completion> Seat<'_, F> {
 /// the RMW is a completion function that this arrival ran, after it
 /// counted: its entry stays. A counted arrival forgets the guard.
 struct Unpublish<'a, F: Completion> {
-    barrier: &'a Barrier<F>,
+    barrier: &'a Engine<F>,
     entry: (&'a AtomicU64, u64),
 }
 

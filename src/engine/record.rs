@@ -5,7 +5,7 @@
 //! brings their arrivals to the word in one step, with the reads and the
 //! checks such a caller makes before it acts.
 
-use super::{Arrival, Barrier, Target};
+use super::{Arrival, Engine, Target};
 use crate::completion::{self, Completion};
 use crate::op::{Misuse, Op, PhaseOf};
 use crate::phase::Phase;
@@ -15,7 +15,7 @@ use crate::token::{ArrivalToken, BarrierWaitResult};
 use crate::wait::wake;
 use std::fmt;
 
-impl<F: Completion> Barrier<F> {
+impl<F: Completion> Engine<F> {
     #[inline]
     pub(super) fn token(&self, arrival: Arrival) -> ArrivalToken {
         ArrivalToken {
@@ -140,7 +140,7 @@ impl<F: Completion> Barrier<F> {
     }
 }
 
-impl<F: Completion> Barrier<F> {
+impl<F: Completion> Engine<F> {
     /// One combined arrival on the word (`Op::Arrival`),
     /// through the same checks, completion and wake-up as every other
     /// arrival; a quiet op does nothing on a poisoned or retired word.

@@ -9,12 +9,14 @@
 //! (`barrier/wait_async.rs`).
 
 use super::wait::Target;
-use super::Barrier;
+use super::Engine;
 use crate::completion::Completion;
 use crate::diagnostics::FutureWait;
 use crate::park::TaskNode;
 use crate::phase::Phase;
 use crate::token::BarrierWaitResult;
+#[cfg(doc)]
+use crate::Barrier;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -51,7 +53,7 @@ use std::task::{Context, Poll};
 /// ```
 #[must_use = "futures do nothing unless polled; the arrival already happened"]
 pub struct WaitFuture<'a, F = ()> {
-    barrier: &'a Barrier<F>,
+    barrier: &'a Engine<F>,
     phase: Phase,
     node: TaskNode,
     diag: FutureWait,
@@ -80,7 +82,7 @@ pub struct WaitFuture<'a, F = ()> {
 /// ```
 #[must_use = "futures do nothing unless polled"]
 pub struct ParityWaitFuture<'a, F = ()> {
-    barrier: &'a Barrier<F>,
+    barrier: &'a Engine<F>,
     parity: bool,
     node: TaskNode,
     diag: FutureWait,
@@ -111,7 +113,7 @@ pub struct ParityWaitFuture<'a, F = ()> {
 /// ```
 #[must_use = "futures do nothing unless polled; the arrival already happened"]
 pub struct ArriveAndWaitFuture<'a, F = ()> {
-    barrier: &'a Barrier<F>,
+    barrier: &'a Engine<F>,
     /// The operation, for panic messages.
     op: &'static str,
     phase: Phase,
@@ -130,7 +132,7 @@ static_assertions::assert_impl_all!(ArriveAndWaitFuture<'static>: Send, Sync, fm
 
 /// After a poll of `barrier`'s wait (for `phase`, or its current one):
 /// the future's record for the stall reports.
-fn polled<F>(diag: &FutureWait, barrier: &Barrier<F>, phase: Option<Phase>, pending: bool) {
+fn polled<F>(diag: &FutureWait, barrier: &Engine<F>, phase: Option<Phase>, pending: bool) {
     // SAFETY: called from a poll of the future that borrows `barrier`, and
     // a higher layer's subject owns the barrier (`described_as`): both are
     // alive for the call.
@@ -162,7 +164,7 @@ described_as!(WaitFuture, ParityWaitFuture, ArriveAndWaitFuture);
 
 impl<'a, F: Completion> WaitFuture<'a, F> {
     #[track_caller]
-    pub(crate) fn new(barrier: &'a Barrier<F>, phase: Phase) -> Self {
+    pub(crate) fn new(barrier: &'a Engine<F>, phase: Phase) -> Self {
         WaitFuture {
             barrier,
             phase,
@@ -174,7 +176,7 @@ impl<'a, F: Completion> WaitFuture<'a, F> {
 
 impl<'a, F: Completion> ParityWaitFuture<'a, F> {
     #[track_caller]
-    pub(crate) fn new(barrier: &'a Barrier<F>, parity: bool) -> Self {
+    pub(crate) fn new(barrier: &'a Engine<F>, parity: bool) -> Self {
         ParityWaitFuture {
             barrier,
             parity,
@@ -190,7 +192,7 @@ impl<'a, F: Completion> ArriveAndWaitFuture<'a, F> {
     /// future is then ready at once, and its result is the leader's).
     #[track_caller]
     pub(crate) fn arrived(
-        barrier: &'a Barrier<F>,
+        barrier: &'a Engine<F>,
         op: &'static str,
         phase: Phase,
         completed: bool,
