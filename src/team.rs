@@ -7,7 +7,7 @@
 //! on its own cache line (`team/tree.rs`). A seat's arrival is one
 //! `fetch_add` on its leaf; the last arrival of a round at a node re-arms
 //! the node and climbs with the round's sums; the root's last arriver makes
-//! one combined arrival on the word (`Barrier::arrive_combined`). Waiters
+//! one combined arrival on the word (`Engine::arrive_combined`). Waiters
 //! poll the word only, so every semantic of a `Barrier` (tokens, parity,
 //! tx, completion, `is_leader`, poisoning, retirement) stays on the word.
 //! What an arrival passes through is the team's front (`tree::Front`): a

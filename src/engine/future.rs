@@ -5,8 +5,8 @@
 //!
 //! Each holds its task's node of the task table (`park/tasks.rs`): the
 //! future is `!Unpin`, the node is linked while the task waits, and dropping
-//! the future unlinks it. The polling itself is `Barrier::poll_wait_async`
-//! (`barrier/wait_async.rs`).
+//! the future unlinks it. The polling itself is `Engine::poll_wait_async`
+//! (`engine/wait_async.rs`).
 
 use super::wait::Target;
 use super::Engine;

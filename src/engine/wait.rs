@@ -1,6 +1,6 @@
 //! The waits of a [`Barrier`]: on a token, by parity, bounded in time, and
 //! the queries that never block. Every blocking wait goes through
-//! [`Barrier::wait_for`] and the policy of `src/wait.rs`.
+//! [`Engine::wait_for`] and the policy of `src/wait.rs`.
 
 use super::Engine;
 use crate::completion::{self, Completion};

@@ -314,7 +314,7 @@ impl<F: Completion> Team<F> {
         self.barrier.arrive_and_wait_as(name)
     }
 
-    /// The current phase modulo 4 (`Relaxed`); see `Barrier::phase`.
+    /// The current phase modulo 4 (`Relaxed`); see `Engine::phase`.
     #[inline]
     pub(crate) fn phase(&self) -> Phase {
         self.barrier.phase()
