@@ -1,24 +1,14 @@
-//! `Barrier<F>`: construction, arrivals, tx counts, poisoning. The waits
-//! live in `barrier/wait.rs`, the operations and their misuse in `op.rs`,
-//! the word and its transitions in `state.rs`, running the completion
-//! function in `completion.rs`, the tokens in `token.rs`.
+//! `Barrier<F>`: the public barrier, each operation one call into the
+//! phase engine (`engine.rs`), which a `Team` is built on too: construction,
+//! arrivals, tx counts and poisoning here, the waits in `barrier/wait.rs`.
 
-use crate::completion::{self, Completion};
-use crate::op::{self, Misuse, Op};
-use crate::phase::Phase;
-use crate::state::{self, Joined, Poison, Recorded, Snapshot, State};
-use crate::sync::{Ordering, UnsafeCell};
+use crate::completion::Completion;
+use crate::engine::Engine;
+use crate::state;
 use crate::token::{ArrivalToken, BarrierWaitResult};
-use crate::wait::wake;
 use std::fmt;
 
-pub use future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
-pub(crate) use wait::Target;
-
-mod combined;
-mod future;
 mod wait;
-mod wait_async;
 
 /// A reusable barrier with split arrive/wait, phases, parity waits, a
 /// completion function and transaction counts: CUDA's `cuda::barrier` (the PTX
@@ -86,37 +76,12 @@ mod wait_async;
 /// });
 /// ```
 pub struct Barrier<F = ()> {
-    state: State,
-    completion: UnsafeCell<F>,
+    engine: Engine<F>,
 }
-
-// SAFETY: the completion function is only touched by the thread that moved the
-// word into the completing state, and only until it moves it out again (with
-// Release; the next completer's move in is Acquire), so accesses never overlap
-// and each happens-after the previous one. `F: Send` because that thread can
-// be any participant.
-unsafe impl<F: Send> Sync for Barrier<F> {}
-
-// Like std's barrier, a `Barrier` is safe to use across `catch_unwind`: every
-// operation checks before it mutates, and a completion function that unwinds
-// poisons the barrier, so it is never run (or observed) in a broken state.
-impl<F> std::panic::RefUnwindSafe for Barrier<F> {}
-impl<F> std::panic::UnwindSafe for Barrier<F> {}
 
 #[cfg(not(any(loom, shuttle)))]
 static_assertions::assert_eq_size!(Barrier, u64);
 static_assertions::assert_impl_all!(Barrier: Send, Sync, std::panic::RefUnwindSafe);
-static_assertions::assert_impl_all!(ArrivalToken: Send, Sync, fmt::Debug);
-static_assertions::assert_not_impl_any!(ArrivalToken: Clone);
-
-/// The result of one recorded arrival or tx operation.
-#[derive(Clone, Copy)]
-struct Arrival {
-    /// The phase the operation belongs to (modulo the 4 phases the word keeps).
-    phase: Phase,
-    /// Whether this operation completed that phase.
-    completed: bool,
-}
 
 impl Barrier {
     /// Largest `expected` count, and largest number of pending arrivals:
@@ -146,8 +111,7 @@ impl Barrier {
     #[must_use]
     pub const fn new(expected: usize) -> Barrier {
         Barrier {
-            state: State::new(Snapshot::initial(expected_const(expected))),
-            completion: UnsafeCell::new(()),
+            engine: Engine::new(expected),
         }
     }
 
@@ -157,8 +121,7 @@ impl Barrier {
     #[must_use]
     pub fn new(expected: usize) -> Barrier {
         Barrier {
-            state: State::new(Snapshot::initial(expected_const(expected))),
-            completion: UnsafeCell::new(()),
+            engine: Engine::new(expected),
         }
     }
 }
@@ -206,14 +169,8 @@ impl<F: FnMut() + Send> Barrier<F> {
     #[track_caller]
     #[must_use]
     pub fn with_completion(expected: usize, f: F) -> Barrier<F> {
-        let expected = op::participants(
-            format_args!("with_completion({expected}, _)"),
-            "expected",
-            expected,
-        );
         Barrier {
-            state: State::new(Snapshot::initial(expected)),
-            completion: UnsafeCell::new(f),
+            engine: Engine::with_completion(expected, f),
         }
     }
 }
@@ -242,7 +199,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub fn arrive(&self) -> ArrivalToken {
-        self.token(self.update(Op::Arrive))
+        self.engine.arrive()
     }
 
     /// Arrives `n` times at once in the current phase.
@@ -263,7 +220,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub fn arrive_n(&self, n: usize) -> ArrivalToken {
-        self.token(self.update(Op::ArriveN(n)))
+        self.engine.arrive_n(n)
     }
 
     /// Arrives and waits for the phase to complete: `std::sync::Barrier::wait`.
@@ -287,13 +244,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub fn arrive_and_wait(&self) -> BarrierWaitResult {
-        let arrival = self.update(Op::ArriveAndWait);
-        if !arrival.completed {
-            self.wait_for("arrive_and_wait()", Target::Arrival(arrival.phase), None);
-        }
-        BarrierWaitResult {
-            is_leader: arrival.completed,
-        }
+        self.engine.arrive_and_wait()
     }
 
     /// Arrives once and leaves: the current phase gets its arrival, and every
@@ -317,7 +268,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn arrive_and_drop(&self) {
-        self.update(Op::ArriveAndDrop);
+        self.engine.arrive_and_drop()
     }
 
     /// Arrives `n` times and lowers the expected count of later phases by `n`.
@@ -336,7 +287,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn arrive_and_drop_n(&self, n: usize) {
-        self.update(Op::ArriveAndDropN(n));
+        self.engine.arrive_and_drop_n(n)
     }
 
     /// Adds `n` participants, from the current phase on: the current phase
@@ -379,34 +330,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn add_participants(&self, n: usize) {
-        let _joined = self.join(Op::AddParticipants(n), n);
-    }
-
-    /// `add_participants(n)` as `op` names it in its messages: returns the
-    /// phase the participants joined (`None` for `n == 0`, which changes
-    /// nothing and never blocks).
-    #[track_caller]
-    pub(crate) fn join(&self, op: Op<'_>, n: usize) -> Option<Phase> {
-        completion::check_not_running(self.key(), &op);
-        // Relaxed: seeds the RMW, which carries the ordering (the join's
-        // Acquire, state.rs point 6); a stale word only fails the CAS, which
-        // hands back the word found. For `n == 0` only the misuse checks
-        // read it (a stale word answers as a call made a moment earlier
-        // would; Acquire would order this load, not make it fresher).
-        let mut s = self.state.load(Ordering::Relaxed);
-        if n == 0 {
-            if let Err(misuse) = op::check_join(s, 0) {
-                misuse.panic(op);
-            }
-            return None;
-        }
-        loop {
-            match self.state.join(s, |s| op::join(s, n)) {
-                Ok(Joined::Added(prior)) => return Some(prior.phase()),
-                Ok(Joined::Busy) => s = self.wait_for_next_phase(op),
-                Err(misuse) => misuse.panic(op),
-            }
-        }
+        self.engine.add_participants(n)
     }
 
     /// Adds `tx` to the current phase's transaction count: the phase will not
@@ -433,7 +357,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn expect_tx(&self, tx: u32) {
-        self.update(Op::ExpectTx(tx));
+        self.engine.expect_tx(tx)
     }
 
     /// Subtracts `tx` from the current phase's transaction count; this
@@ -456,7 +380,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn complete_tx(&self, tx: u32) {
-        self.update(Op::CompleteTx(tx));
+        self.engine.complete_tx(tx)
     }
 
     /// Adds `tx` to the transaction count and arrives `n` times, in one
@@ -478,7 +402,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn arrive_tx(&self, n: usize, tx: u32) -> ArrivalToken {
-        self.token(self.update(Op::ArriveTx(n, tx)))
+        self.engine.arrive_tx(n, tx)
     }
 
     /// Poisons the barrier, for a participant that failed: every thread
@@ -500,23 +424,12 @@ impl<F: Completion> Barrier<F> {
     /// assert!(result.is_err());
     /// ```
     pub fn poison(&self) {
-        self.poison_because(Poison::Call);
-    }
-
-    /// Poisons the barrier for `why`, which its panic messages name; the
-    /// first cause stays.
-    pub(crate) fn poison_because(&self, why: Poison) {
-        if let Some(prior) = self.state.poison(why) {
-            // Also in a completion window: its waiters panic now (the word
-            // says poisoned); the threads that wait the window out to arrive
-            // park again until the completer ends it, and it wakes them.
-            wake(&self.state, prior);
-        }
+        self.engine.poison()
     }
 
     /// Whether the barrier is poisoned (by [`poison`](Barrier::poison), a
     /// panicking completion function, or, for a [`Team`](crate::Team), a
-    /// seat whose thread panicked). True as soon as `poison()` returned,
+    /// participant whose thread panicked). True as soon as `poison()` returned,
     /// also while a completion function still runs.
     ///
     /// # Examples
@@ -527,183 +440,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[must_use]
     pub fn is_poisoned(&self) -> bool {
-        // Relaxed: the store it reports is `poison()`'s Relaxed RMW (or the
-        // Release that ends a panicking completion poisoned), and the
-        // contract hands nothing over with it: only waits and `try_wait*`
-        // are acquire operations. With Acquire a caller that reads `true`
-        // would also see the completion function's writes, which nothing
-        // lets it rely on; a stale `false` is allowed either way (poisoning
-        // may land right after any read).
-        self.state.load(Ordering::Relaxed).poison().is_some()
-    }
-
-    // ---- internals -------------------------------------------------------
-
-    /// The current phase modulo 4 (`Relaxed`: for a participant between its
-    /// wait and its next arrival the phase cannot change; see block.rs).
-    #[inline]
-    pub(crate) fn phase(&self) -> Phase {
-        // Relaxed: the caller (a block's step 1) read the new phase with its
-        // wait's Acquire, and the phase cannot move on without its next
-        // arrival, so by coherence this load reads that same phase; the
-        // caller reads no data on the strength of it (its counter accesses
-        // are ordered by the arrivals and waits, block.rs).
-        self.state.load(Ordering::Relaxed).phase()
-    }
-
-    #[inline]
-    fn token(&self, arrival: Arrival) -> ArrivalToken {
-        ArrivalToken {
-            phase: arrival.phase,
-            #[cfg(debug_assertions)]
-            barrier: self.key(),
-        }
-    }
-
-    #[track_caller]
-    #[inline]
-    fn check_token(&self, op: &str, token: &ArrivalToken) {
-        #[cfg(debug_assertions)]
-        assert!(
-            token.barrier == self.key(),
-            "syncthreads: {op}: the token comes from the barrier at {:#x}, not from this one at {:#x}",
-            token.barrier,
-            self.key()
-        );
-        let _ = (op, token);
-    }
-
-    /// Records one arrival or tx operation, checked against the word; a
-    /// misuse panics (and changes nothing).
-    #[track_caller]
-    #[inline]
-    fn update(&self, op: Op<'_>) -> Arrival {
-        match self.try_update(op) {
-            Ok(arrival) => arrival,
-            Err(misuse) => misuse.panic(op),
-        }
-    }
-
-    /// [`update`](Self::update), handing a misuse back instead. The fast
-    /// path is the one RMW that counts the operation (and, with no
-    /// completion function, may start the next phase).
-    #[track_caller]
-    #[inline]
-    fn try_update(&self, op: Op<'_>) -> Result<Arrival, Misuse> {
-        // Relaxed: seeds the RMW, which carries the ordering (state.rs points
-        // 1-3); a stale word only fails the CAS, which hands back the word
-        // found. Acquire would order this load, not make it fresher.
-        let s = self.state.load(Ordering::Relaxed);
-        match self.state.record(s, !F::IS_NONE, |s| op.apply(s)) {
-            Ok(Recorded::Counted(prior)) => Ok(Arrival {
-                phase: prior.phase(),
-                completed: false,
-            }),
-            Ok(Recorded::Completed(prior)) => {
-                wake(&self.state, prior);
-                Ok(Arrival {
-                    phase: prior.phase(),
-                    completed: true,
-                })
-            }
-            recorded => self.update_slow(op, recorded),
-        }
-    }
-
-    /// The rest of [`try_update`](Self::try_update): a misuse, a completion
-    /// function to run, or a completion window to wait out before recording
-    /// again.
-    #[cold]
-    #[track_caller]
-    fn update_slow(
-        &self,
-        op: Op<'_>,
-        mut recorded: Result<Recorded, Misuse>,
-    ) -> Result<Arrival, Misuse> {
-        loop {
-            let (prior, completed) = match recorded? {
-                Recorded::Counted(prior) => (prior, false),
-                Recorded::Completed(prior) => {
-                    wake(&self.state, prior);
-                    (prior, true)
-                }
-                // A `poison()` during the completion function ends the
-                // phase poisoned instead: then it did not complete.
-                Recorded::Completing(prior) => (prior, self.run_completion()),
-                Recorded::Busy => {
-                    let s = self.wait_for_next_phase(op);
-                    recorded = self.state.record(s, !F::IS_NONE, |s| op.apply(s));
-                    continue;
-                }
-            };
-            return Ok(Arrival {
-                phase: prior.phase(),
-                completed,
-            });
-        }
-    }
-
-    /// An operation that found the completion function running waits for
-    /// the next phase to start, and belongs to it; returns the word the wait
-    /// ended on (where the operation is recorded again).
-    #[cold]
-    #[track_caller]
-    fn wait_for_next_phase(&self, op: Op<'_>) -> Snapshot {
-        crate::sync::model_event("op-waits-out-completion");
-        completion::check_not_running(self.key(), &op);
-        self.wait_until(|s| (!s.is_completing()).then_some(s))
-    }
-
-    /// Runs the completion function, then starts the next phase (or, if it
-    /// unwinds or `poison()` was called meanwhile, poisons the barrier) and
-    /// wakes the parked threads. Returns whether the next phase started.
-    #[cold]
-    fn run_completion(&self) -> bool {
-        let completion = || {
-            self.completion.with_mut(|f| {
-                // SAFETY: this thread moved the word into the completing
-                // state, which only the `finish` below (on this thread)
-                // leaves; no other thread touches the completion function
-                // until then, and the previous completer's accesses
-                // happen-before ours (see `impl Sync`).
-                unsafe { (*f).run() }
-            })
-        };
-        let finish = |returned| {
-            let (prior, new) = self.state.finish_completion(returned);
-            wake(&self.state, prior);
-            new.poison().is_none()
-        };
-        completion::run(self.key(), completion, finish)
-    }
-}
-
-// `Barrier::new`'s message cannot format `Barrier::MAX`: hence the pin.
-static_assertions::const_assert_eq!(state::MAX, 1_048_575);
-
-/// `Barrier::new`'s check, usable in a `const fn` (whose panic message
-/// cannot carry the value).
-#[track_caller]
-const fn expected_const(expected: usize) -> u32 {
-    assert!(
-        op::participants_in_range(expected),
-        "syncthreads: new: expected must be in 1 ..= 1048575 (Barrier::MAX)"
-    );
-    expected as u32
-}
-
-impl<F> Barrier<F> {
-    /// The barrier's identity: its address.
-    #[inline]
-    pub(crate) fn key(&self) -> usize {
-        (self as *const Self).addr()
-    }
-
-    /// One load of the word, for the queries of what is built on the
-    /// barrier (whatever its completion function).
-    #[inline]
-    pub(crate) fn word(&self, order: Ordering) -> Snapshot {
-        self.state.load(order)
+        self.engine.is_poisoned()
     }
 }
 
@@ -712,8 +449,6 @@ impl<F> fmt::Debug for Barrier<F> {
     /// `Barrier { phase_parity: false, pending: 3, expected: 4, tx: 0, poisoned: false }`.
     /// Never blocks.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Relaxed: a diagnostic snapshot; no decision and no read of data
-        // rests on it, so it needs to synchronize with nothing.
-        self.state.load(Ordering::Relaxed).fmt(f)
+        self.engine.fmt(f)
     }
 }

@@ -44,8 +44,10 @@ use crate::team::Team;
 use crossbeam_utils::CachePadded;
 use std::fmt;
 
+mod call;
 mod seat;
 
+pub(crate) use call::{SyncCall, SyncOn, Votes};
 pub use seat::BlockSeat;
 
 /// `mode`: not used yet.
@@ -54,85 +56,6 @@ const UNUSED: u64 = 0;
 const SEATLESS: u64 = 1;
 /// `mode`: a seat was taken.
 const SEATS: u64 = 2;
-
-/// A counted true predicate (low half of a counter).
-const TRUE: u64 = 1;
-/// A counted false predicate of `sync_and` (high half of a counter).
-const FALSE: u64 = 1 << 32;
-
-/// Which `__syncthreads` variant a call is, with its predicate: the one
-/// encoding of the reducing syncs, shared by [`BlockBarrier`], [`BlockSeat`]
-/// and [`Block`](crate::Block).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SyncCall {
-    /// `sync()`: counts nothing.
-    Sync,
-    /// `sync_count(pred)`: counts a true predicate.
-    Count(bool),
-    /// `sync_and(pred)`: counts a false predicate.
-    And(bool),
-    /// `sync_or(pred)`: counts a true predicate.
-    Or(bool),
-}
-
-impl SyncCall {
-    /// What this call adds to its phase's counter (module docs, step 2).
-    #[inline]
-    fn vote(self) -> u64 {
-        match self {
-            SyncCall::Sync => 0,
-            SyncCall::Count(pred) | SyncCall::Or(pred) => {
-                if pred {
-                    TRUE
-                } else {
-                    0
-                }
-            }
-            SyncCall::And(pred) => {
-                if pred {
-                    0
-                } else {
-                    FALSE
-                }
-            }
-        }
-    }
-
-    /// The method's name, for the messages.
-    fn name(self) -> &'static str {
-        match self {
-            SyncCall::Sync => "sync()",
-            SyncCall::Count(_) => "sync_count(_)",
-            SyncCall::And(_) => "sync_and(_)",
-            SyncCall::Or(_) => "sync_or(_)",
-        }
-    }
-}
-
-/// A phase's counter as every caller of the phase reads it (module docs,
-/// step 4), decoded for each variant.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Votes(u64);
-
-impl Votes {
-    /// `sync_count`: how many true predicates.
-    #[inline]
-    pub(crate) fn count(self) -> usize {
-        (self.0 & (FALSE - 1)) as usize
-    }
-
-    /// `sync_and`: no false predicate.
-    #[inline]
-    pub(crate) fn all(self) -> bool {
-        self.0 >> 32 == 0
-    }
-
-    /// `sync_or`: some true predicate.
-    #[inline]
-    pub(crate) fn any(self) -> bool {
-        self.count() > 0
-    }
-}
 
 /// One predicate counter per phase modulo 4, each on its own cache line: the
 /// adds of phase `k + 1` start while slow threads still read phase `k`'s.
@@ -206,7 +129,6 @@ pub struct BlockBarrier {
     counts: Counts,
     threads: usize,
     /// The first sync of each phase mod 4, for the divergence check.
-    #[cfg(feature = "diagnostics")]
     sites: crate::diagnostics::sites::Sites,
     /// [`UNUSED`], [`SEATLESS`] or [`SEATS`]: set once, orders nothing.
     mode: ClaimU64,
@@ -238,7 +160,6 @@ impl BlockBarrier {
             team: Team::new(threads),
             counts: std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
             threads,
-            #[cfg(feature = "diagnostics")]
             sites: crate::diagnostics::sites::Sites::new(),
             mode: ClaimU64::new(UNUSED),
         }
@@ -351,11 +272,7 @@ impl BlockBarrier {
             self.threads,
             self.threads - 1
         );
-        // Relaxed: the mode only tells the two uses apart; no data rides on
-        // it (the seats' and the syncs' data go through the team). The
-        // decision needs no ordering either: the mode leaves `UNUSED` once,
-        // by a CAS, and never changes again, so a failed CAS finds the one
-        // value it can have.
+        // Relaxed: the mode carries no data and is set once, by a CAS (orderings.md).
         match self
             .mode
             .compare_exchange(UNUSED, SEATS, Ordering::Relaxed, Ordering::Relaxed)
@@ -381,7 +298,9 @@ impl BlockBarrier {
         self.seatless(call.name());
         // No seat records the phase: the word tells it (module docs, step 1).
         self.reduce(self.team.phase(), call, None, || {
-            self.team.arrive_and_wait_seatless().is_leader()
+            self.team
+                .arrive_and_wait_seatless(call.called_on(SyncOn::BlockBarrier))
+                .is_leader()
         })
     }
 
@@ -389,9 +308,7 @@ impl BlockBarrier {
     #[track_caller]
     #[inline]
     fn seatless(&self, op: &str) {
-        // Relaxed: as in `seat`: a set mode never changes again, so a load
-        // that sees one sees the answer; a stale `UNUSED` goes to the CAS,
-        // which decides.
+        // Relaxed: the mode is set once and carries no data; the CAS decides (orderings.md).
         let mode = self.mode.load(Ordering::Relaxed);
         if mode == SEATLESS {
             return;
@@ -422,16 +339,10 @@ impl BlockBarrier {
         rank: Option<usize>,
         arrive_and_wait: impl FnOnce() -> bool,
     ) -> Votes {
-        #[cfg(feature = "diagnostics")]
         let _as = self.check_sync(k.index(), call, rank);
-        #[cfg(not(feature = "diagnostics"))]
-        let _ = rank;
         let add = call.vote();
         if add != 0 {
-            // Relaxed: the add is sequenced before this thread's arrival
-            // below, which happens-before the phase's completion and so every
-            // reader's Acquire wait (docs/design/block.md, arrivals; step 4); being
-            // an RMW, no concurrent add of the phase is lost.
+            // Relaxed: ordered by this thread's arrival → the readers' waits, block.md step 4 (orderings.md).
             self.counts[k.index()].fetch_add(add, Ordering::Relaxed);
         }
         let leader = arrive_and_wait();
@@ -439,10 +350,7 @@ impl BlockBarrier {
             // Nothing reads a plain sync's count: no load (module docs, step 4).
             0
         } else {
-            // Relaxed: the wait's Acquire ordered every add of the phase
-            // before this load, and the next clear comes after our next
-            // arrival (module docs, step 4): coherence alone makes it read
-            // the phase's sum, so Acquire would add nothing.
+            // Relaxed: the wait's Acquire ordered every add before it, block.md step 4 (orderings.md).
             self.counts[k.index()].load(Ordering::Relaxed)
         };
         if leader {
@@ -459,18 +367,11 @@ impl BlockBarrier {
     #[inline]
     fn clear_two_ahead(&self, k: Phase) {
         let counter = &self.counts[k.plus(2).index()];
-        // Relaxed: the barrier orders every other write to the counter
-        // before phase k + 2's adds before this load, and those adds after
-        // it (module docs, step 5): it reads phase k - 2's sum or a clear,
-        // and on a 0 the store would change nothing anybody reads.
+        // Relaxed: the barrier orders every other access to the counter, block.md step 5 (orderings.md).
         if counter.load(Ordering::Relaxed) != 0 {
-            // Relaxed: the barrier orders the clear after every read of phase
-            // k - 2 and before every add of phase k + 2 (module docs, step
-            // 5): those happens-before edges come from the arrivals and
-            // waits, not from this store, which publishes nothing.
+            // Relaxed: the arrivals and waits order the clear, block.md step 5 (orderings.md).
             counter.store(0, Ordering::Relaxed);
         }
-        #[cfg(feature = "diagnostics")]
         self.sites.clear(k.plus(2).index());
     }
 
@@ -479,7 +380,6 @@ impl BlockBarrier {
     /// phase's first poisons the block and panics, unless the block is
     /// poisoned already (then the arrival panics as usual). Returns the
     /// guard that reports this thread's wait as a wait on the block.
-    #[cfg(feature = "diagnostics")]
     #[track_caller]
     fn check_sync(
         &self,
@@ -657,7 +557,6 @@ impl fmt::Debug for BlockBarrier {
 /// # Safety
 ///
 /// `ptr` points to a live `BlockBarrier`.
-#[cfg(feature = "diagnostics")]
 unsafe fn describe_block(ptr: *const (), _: u64, phase: u64) -> crate::diagnostics::Described {
     // SAFETY: the caller's contract.
     let block = unsafe { &*(ptr as *const BlockBarrier) };

@@ -4,7 +4,7 @@
 //!
 //! This module knows nothing of the word: the barrier moves it into the
 //! completing state, calls [`run`], and leaves that state in the `finish`
-//! callback (`state.rs`, `State::finish_completion`).
+//! callback (`state/transitions.rs`, `State::finish_completion`).
 
 use crate::sync::thread_local;
 use std::cell::Cell;

@@ -15,8 +15,8 @@
 //! panics are reported and which one `launch` re-raises is in
 //! `launch/root_cause.rs`.
 
-use crate::block::{BlockBarrier, BlockSeat};
-use crate::op::{self, PoisonedQuietly};
+use crate::block::BlockBarrier;
+use crate::op;
 use crate::sync::{AtomicU64, Ordering, UnsafeCell};
 use pool::{Config, Pool};
 use root_cause::Outcome;
@@ -24,181 +24,11 @@ use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::time::Duration;
 
+mod block;
 mod pool;
 mod root_cause;
 
-/// One thread's handle on its block, handed to the kernel by [`launch`]: the
-/// CPU form of `cooperative_groups::this_thread_block()`.
-///
-/// # Examples
-///
-/// ```
-/// let ranks = syncthreads::launch(4, |block| {
-///     assert_eq!(block.size(), 4);
-///     block.sync();
-///     block.thread_rank()
-/// });
-/// assert_eq!(ranks, [0, 1, 2, 3]);
-/// ```
-pub struct Block<'a> {
-    rank: usize,
-    /// This thread's seat: its syncs go through the block's combining tree.
-    seat: BlockSeat<'a>,
-}
-
-impl Block<'_> {
-    /// This thread's rank in the block, `0 .. size()`: `thread_rank()`
-    /// (`threadIdx.x` for a one-dimensional block).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let ranks = syncthreads::launch(2, |block| block.thread_rank());
-    /// assert_eq!(ranks, [0, 1]);
-    /// ```
-    #[must_use]
-    pub fn thread_rank(&self) -> usize {
-        self.rank
-    }
-
-    /// The number of threads in the block: `size()` (`blockDim.x`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// assert_eq!(syncthreads::launch(3, |block| block.size()), [3, 3, 3]);
-    /// ```
-    #[must_use]
-    pub fn size(&self) -> usize {
-        self.seat.block().threads()
-    }
-
-    /// Waits for every thread of the block: `__syncthreads()`,
-    /// `block.sync()`. See [`BlockBarrier::sync`].
-    ///
-    /// # Panics
-    ///
-    /// If another thread of the block panicked (the barrier is poisoned),
-    /// this thread unwinds out of `sync` so that it does not hang. That
-    /// unwinding is not a panic of its own: nothing is printed, the panic
-    /// hook is not called, and [`launch`] re-raises the other thread's panic
-    /// (a `catch_unwind` around `sync` would catch an opaque payload).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    ///
-    /// let shared: Vec<AtomicUsize> = (0..8).map(|_| AtomicUsize::new(0)).collect();
-    /// let got = syncthreads::launch(8, |block| {
-    ///     let rank = block.thread_rank();
-    ///     shared[rank].store(rank * rank, Ordering::Relaxed);
-    ///     block.sync();
-    ///     shared[(rank + 1) % 8].load(Ordering::Relaxed)
-    /// });
-    /// assert_eq!(got, [1, 4, 9, 16, 25, 36, 49, 0]);
-    /// ```
-    #[track_caller]
-    #[inline]
-    pub fn sync(&self) {
-        let _quiet = self.leave_quietly();
-        self.seat.sync();
-    }
-
-    /// `__syncthreads_count(pred)`; see [`BlockBarrier::sync_count`].
-    ///
-    /// # Panics
-    ///
-    /// As [`sync`](Block::sync).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let counts = syncthreads::launch(4, |block| block.sync_count(block.thread_rank() < 3));
-    /// assert_eq!(counts, [3, 3, 3, 3]);
-    /// ```
-    #[track_caller]
-    #[inline]
-    #[must_use = "use `sync()` if the count is not needed"]
-    pub fn sync_count(&self, pred: bool) -> usize {
-        let _quiet = self.leave_quietly();
-        self.seat.sync_count(pred)
-    }
-
-    /// `__syncthreads_and(pred)`; see [`BlockBarrier::sync_and`].
-    ///
-    /// # Panics
-    ///
-    /// As [`sync`](Block::sync).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let all = syncthreads::launch(4, |block| block.sync_and(block.thread_rank() < 3));
-    /// assert_eq!(all, [false; 4]);
-    /// ```
-    #[track_caller]
-    #[inline]
-    #[must_use = "use `sync()` if the answer is not needed"]
-    pub fn sync_and(&self, pred: bool) -> bool {
-        let _quiet = self.leave_quietly();
-        self.seat.sync_and(pred)
-    }
-
-    /// `__syncthreads_or(pred)`; see [`BlockBarrier::sync_or`].
-    ///
-    /// # Panics
-    ///
-    /// As [`sync`](Block::sync).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let any = syncthreads::launch(4, |block| block.sync_or(block.thread_rank() == 3));
-    /// assert_eq!(any, [true; 4]);
-    /// ```
-    #[track_caller]
-    #[inline]
-    #[must_use = "use `sync()` if the answer is not needed"]
-    pub fn sync_or(&self, pred: bool) -> bool {
-        let _quiet = self.leave_quietly();
-        self.seat.sync_or(pred)
-    }
-
-    /// While the guard lives, a sync that finds the block poisoned leaves
-    /// it quietly (`launch/root_cause.rs`). A guard, not a closure, so that
-    /// `#[track_caller]` reaches the seat's sync.
-    #[inline]
-    fn leave_quietly(&self) -> PoisonedQuietly {
-        PoisonedQuietly::new(root_cause::block_poisoned)
-    }
-
-    /// The block's barrier, e.g. to hand to code written against
-    /// [`BlockBarrier`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let sizes = syncthreads::launch(2, |block| block.barrier().threads());
-    /// assert_eq!(sizes, [2, 2]);
-    /// ```
-    #[must_use]
-    pub fn barrier(&self) -> &BlockBarrier {
-        self.seat.block()
-    }
-}
-
-impl fmt::Debug for Block<'_> {
-    /// The thread's rank, the block's progress in the current phase and
-    /// its size, e.g. `Block { thread_rank: 3, arrived: 5, expected: 16, size: 16 }`.
-    /// Never blocks.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("Block");
-        d.field("thread_rank", &self.rank);
-        self.seat.block().debug_progress(&mut d);
-        d.field("size", &self.size()).finish()
-    }
-}
+pub use block::Block;
 
 /// Runs `kernel` on `threads` threads forming one block, and returns their
 /// results in rank order: a CUDA kernel launch of one block, on CPU threads.
@@ -589,9 +419,7 @@ fn run<R>(
     match panic::catch_unwind(AssertUnwindSafe(|| kernel(&block))) {
         Ok(r) => Outcome::Returned(r),
         Err(payload) => {
-            // Relaxed: an RMW, so the panics get distinct numbers under any
-            // ordering; no data rides on the number (the payload travels
-            // with the rank's outcome, which the pool orders).
+            // Relaxed: an RMW numbers the panics under any ordering; no data rides on it (orderings.md).
             let order = caught.fetch_add(1, Ordering::Relaxed);
             let poisoned = op::is_poisoned_panic(&*payload);
             barrier.poison();

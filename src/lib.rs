@@ -181,6 +181,9 @@ mod completion;
 #[cfg(feature = "diagnostics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "diagnostics")))]
 pub mod diagnostics;
+#[cfg(not(feature = "diagnostics"))]
+mod diagnostics;
+mod engine;
 mod launch;
 mod op;
 mod park;
@@ -193,9 +196,9 @@ mod wait;
 mod warp;
 
 pub use barrier::Barrier;
-pub use barrier::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 pub use block::{BlockBarrier, BlockSeat};
 pub use completion::Completion;
+pub use engine::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 pub use launch::{launch, Block, Launcher};
 #[cfg(loom)]
 #[doc(hidden)]

@@ -87,39 +87,39 @@ pub(crate) enum Op<'a> {
     Joining {
         name: &'a dyn fmt::Display,
     },
-    /// Arrivals combined before they reach the word: `arrivals`
-    /// participants arrive and `drops` of them leave, plus `tx`, in one
-    /// step; `name` is the operation the user called, for the messages.
-    /// `quiet`: an operation that must not panic (a participant's drop)
-    /// does nothing on a poisoned or retired word instead.
-    Combined {
+    /// The one arrival of a caller that counts its participants itself
+    /// (a team's seats, a block's sync): `arrivals` participants arrive and
+    /// `drops` of them leave, plus `tx`, in one step, in the phase `phase`
+    /// says; `name` is the call the user made, for the messages. `quiet`:
+    /// an operation that must not panic (a participant's drop) does
+    /// nothing on a poisoned or retired word instead.
+    Arrival {
         arrivals: u32,
         drops: u32,
         tx: u32,
+        phase: PhaseOf,
         quiet: bool,
         name: &'a dyn fmt::Display,
     },
-    /// One arrival that belongs to phase `phase`: a flat team's seat, whose
-    /// own last arrival says which phase its next one is for. A word in
-    /// another phase (the seat's last one, still running: a double arrival)
-    /// is refused ([`Misuse::OtherPhase`]), so that the RMW's own read is
-    /// the seat's check. `name` as for `Combined`.
-    SeatArrival {
-        phase: Phase,
-        name: &'a dyn fmt::Display,
-    },
-    /// `count` participants leaving, all of which last arrived in phase
-    /// `arrived_in` (their arrivals are in, or on their way combined with
-    /// others): while that phase still runs, drops without an arrival; once
-    /// it completed, arrivals and drops in the next phase. Decided by the
-    /// word the RMW reads, so a leave never waits for a phase to end.
-    /// `quiet` and `name` as for `Combined`.
-    LeaveAfter {
-        arrived_in: Phase,
-        count: u32,
-        quiet: bool,
-        name: &'a dyn fmt::Display,
-    },
+}
+
+/// Which phase an [`Op::Arrival`] belongs to, as its caller knows it.
+#[derive(Clone, Copy)]
+pub(crate) enum PhaseOf {
+    /// The running one, whichever it is.
+    Running,
+    /// Exactly this one, for a caller that knows which phase its next
+    /// arrival is for. A word in another phase (the caller's last one,
+    /// still running: a double arrival) is refused ([`Misuse::OtherPhase`]),
+    /// so that the RMW's own read is the caller's check.
+    Exactly(Phase),
+    /// Participants leaving (`arrivals == drops`), all of which last
+    /// arrived in this phase (their arrivals are in, or on their way
+    /// combined with others): while it still runs, drops without an
+    /// arrival; once it completed, arrivals and drops in the next phase.
+    /// Decided by the word the RMW reads, so a leave never waits for a
+    /// phase to end.
+    After(Phase),
 }
 
 /// What an operation found wrong with the word; nothing was changed.
@@ -137,7 +137,8 @@ pub(crate) enum Misuse {
     TxRange { from: i32, to: i64 },
     /// A join would raise the expected count above `MAX`.
     TooManyParticipants { expected: u32, adding: usize },
-    /// An [`Op::SeatArrival`] found the word in another phase (the word).
+    /// An arrival of [`PhaseOf::Exactly`] found the word in another phase
+    /// (the word).
     OtherPhase(Snapshot),
 }
 
@@ -155,24 +156,25 @@ impl Op<'_> {
             Op::CompleteTx(tx) => (0, 0, -i64::from(tx)),
             // Not an arrival: applied by `join`.
             Op::AddParticipants(_) | Op::Joining { .. } => (0, 0, 0),
-            Op::Combined {
+            // Participants leaving in the phase they already arrived in owe
+            // no arrival there.
+            Op::Arrival {
+                phase: PhaseOf::After(arrived_in),
+                drops,
+                tx,
+                ..
+            } if s.phase() == arrived_in => (0, drops as usize, i64::from(tx)),
+            Op::Arrival {
                 arrivals,
                 drops,
                 tx,
                 ..
             } => (arrivals as usize, drops as usize, i64::from(tx)),
-            Op::SeatArrival { .. } => (1, 0, 0),
-            // Participants leaving in the phase they already arrived in owe
-            // no arrival there.
-            Op::LeaveAfter {
-                arrived_in, count, ..
-            } if s.phase() == arrived_in => (0, count as usize, 0),
-            Op::LeaveAfter { count, .. } => (count as usize, count as usize, 0),
         }
     }
 
-    /// Whether `n must be at least 1` applies (the seat operations compute
-    /// their counts themselves; an `arrive_tx`'s `expect_tx` has none).
+    /// Whether `n must be at least 1` applies (the combined operations
+    /// compute their counts themselves; an `arrive_tx`'s `expect_tx` has none).
     fn needs_arrival(self) -> bool {
         !matches!(
             self,
@@ -180,18 +182,13 @@ impl Op<'_> {
                 | Op::CompleteTx(_)
                 | Op::AddParticipants(_)
                 | Op::Joining { .. }
-                | Op::Combined { .. }
-                | Op::SeatArrival { .. }
-                | Op::LeaveAfter { .. }
+                | Op::Arrival { .. }
         )
     }
 
     /// An operation that does nothing on a poisoned or retired word.
     pub(crate) fn quiet(self) -> bool {
-        matches!(
-            self,
-            Op::Combined { quiet: true, .. } | Op::LeaveAfter { quiet: true, .. }
-        )
+        matches!(self, Op::Arrival { quiet: true, .. })
     }
 
     /// The running word `s` with this operation applied, or the misuse that
@@ -210,7 +207,11 @@ impl Op<'_> {
         if s.is_retired() {
             return Err(Misuse::Retired(s));
         }
-        if let Op::SeatArrival { phase, .. } = self {
+        if let Op::Arrival {
+            phase: PhaseOf::Exactly(phase),
+            ..
+        } = self
+        {
             if s.phase() != phase {
                 return Err(Misuse::OtherPhase(s));
             }
@@ -231,8 +232,8 @@ impl Op<'_> {
             });
         }
         // `drops <= arrivals <= pending <= expected`, so nothing underflows;
-        // a `LeaveAfter` in the phase its participants arrived in (0
-        // arrivals, `count` drops) has `count <= expected`: they are members
+        // a leave in the phase its participants arrived in (`PhaseOf::After`:
+        // 0 arrivals, `drops` drops) has `drops <= expected`: they are members
         // of that phase, not yet dropped. (Combined arrivals may bring their
         // arrivals after the leave: `pending` exceeds `expected` until they
         // do; state.rs, invariants.)
@@ -293,7 +294,8 @@ impl Misuse {
                 let total = expected as u128 + adding as u128;
                 panic!("syncthreads: {op}: {expected} participants per phase plus {adding} would be {total}, above Barrier::MAX ({max})")
             }
-            // A seat turns this into its own message (`Seat::arrive_flat`).
+            // A caller that remembers its phase turns this into its own
+            // message; this one names only the operation.
             Misuse::OtherPhase(s) => panic!(
                 "syncthreads: {op}: this arrival belongs to another phase than the running one ({})",
                 s.phase()
@@ -315,10 +317,7 @@ impl fmt::Display for Op<'_> {
             Op::ArriveAndWait => f.write_str("arrive_and_wait()"),
             Op::ArriveAndWaitAsync => f.write_str("arrive_and_wait_async()"),
             Op::AddParticipants(n) => write!(f, "add_participants({n})"),
-            Op::Joining { name }
-            | Op::Combined { name, .. }
-            | Op::SeatArrival { name, .. }
-            | Op::LeaveAfter { name, .. } => name.fmt(f),
+            Op::Joining { name } | Op::Arrival { name, .. } => name.fmt(f),
         }
     }
 }

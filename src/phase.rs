@@ -57,6 +57,13 @@ impl Phase {
         self.0 as usize
     }
 
+    /// The phase modulo 4 of a wide (counting, never wrapping) phase
+    /// number, such as a team's per-rank table keeps.
+    #[inline]
+    pub(crate) const fn of_wide(wide: u64) -> Phase {
+        Phase::new(wide as u8)
+    }
+
     /// The phase as the low bits of a word.
     #[inline]
     pub(crate) const fn bits(self) -> u64 {

@@ -39,9 +39,9 @@
 //!
 //! Invariants: `pending <= expected` while running (an arrival lowers pending, a
 //! drop lowers both, a new phase sets pending = expected), with one exception:
-//! leavers whose drops fold into the running phase (`Op::LeaveAfter`) may
+//! leavers whose drops fold into the running phase (`Op::Arrival`, `PhaseOf::After`) may
 //! land just before the combined arrival that carries their arrivals
-//! (`Op::Combined`); until it does, `pending` exceeds `expected` by at most
+//! (`Op::Arrival`); until it does, `pending` exceeds `expected` by at most
 //! those drops. A running word never
 //! has `pending == 0 && tx == 0` except when *retired* (`expected == 0` after
 //! the last phase completed), because the operation that reaches that point
@@ -50,53 +50,24 @@
 //!
 //! # Transitions
 //!
-//! Every change of the word is one of these methods of [`State`], each one
-//! RMW (retried from the value it found) that returns the word it replaced,
-//! from which the caller decides what happened:
-//!
-//! | transition | from | to | ordering |
-//! |---|---|---|---|
-//! | [`State::record`] | running | running (counted), the next phase (completed, no completion function), or completing | `Release`; `AcqRel` when it starts the next phase; `Acquire` into completing |
-//! | [`State::join`] | running | running, pending and expected raised by the same count | `Acquire` |
-//! | [`State::finish_completion`] | completing | the next phase, or poisoned | `Release` |
-//! | [`State::poison`] | running or completing | poisoned, or completing-then-poisoned | `Relaxed` |
-//! | [`State::mark_parked`] | any | the same with `PARKED` | `Relaxed` |
-//! | [`State::latest`] | any | the same (an RMW only to read the latest word) | `Relaxed` |
+//! Every change of the word is one RMW of [`State`] (`state/transitions.rs`,
+//! which tabulates them) that returns the word it replaced.
 //!
 //! # Memory ordering
 //!
-//! The word is only ever changed by read-modify-write operations (never a plain
-//! store after construction), so every change continues the release sequence
-//! of every earlier change. That gives the whole ordering story:
-//!
-//! 1. An arrival (or `expect_tx` / `complete_tx`) is a `Release` RMW: the
-//!    thread's earlier writes travel with it.
-//! 2. The operation that completes the phase is an `Acquire` RMW (`AcqRel`
-//!    when it also starts the next phase, for 3). Reading the value the
-//!    previous RMW wrote puts it at the end of the release sequence of every
-//!    earlier arrival of the phase, so the completer sees all their writes
-//!    before it runs the completion function.
-//! 3. The completer starts the next phase with a `Release` RMW (in the same RMW
-//!    as 2 when there is no completion function).
-//! 4. Every wait and `try_wait*` reads the word with `Acquire`. Reading the new
-//!    phase (or anything later in the modification order, which is all RMWs)
-//!    synchronizes with 3, hence with the completion function and, through 2,
-//!    with every arrival of the phase.
-//! 5. Setting `PARKED`, poisoning and `is_poisoned` publish nothing: `Relaxed`. The
-//!    park/unpark handshake itself is ordered by the parking lot's bucket lock
-//!    (for tasks, the task table's; see [`crate::wait`]).
-//! 6. A join (`add_participants`, and every join built on it) is an `Acquire` RMW that
-//!    publishes nothing: it reads the word that started the current phase
-//!    (3) or a later RMW of its release sequence, so the joiner sees what the
-//!    previous phase published, as that phase's waiters do. It needs no
-//!    `Release`: its effect is the count itself, which every later RMW reads,
-//!    and the joiner's writes travel with its own arrivals (1). Being an RMW,
-//!    it continues the release sequences of the arrivals before it (2 holds
-//!    across it).
+//! Every change of the word is an RMW, so each continues the release
+//! sequence of every earlier change: arrivals `Release`, the completing
+//! RMW `Acquire` too, the next phase `Release`, waits `Acquire`, parking
+//! and poisoning `Relaxed`, a join `Acquire`. The six points, argued, are
+//! in [docs/design/orderings.md](../docs/design/orderings.md), "The word";
+//! each site names its point.
 
 use crate::phase::Phase;
-use crate::sync::{AtomicU64, Ordering};
 use std::fmt;
+
+mod transitions;
+
+pub(crate) use transitions::{Joined, Recorded, State};
 
 /// Largest `pending` / `expected` count: `2^20 - 1`, as in the hardware object.
 pub(crate) const MAX: u32 = (1 << 20) - 1;
@@ -333,247 +304,10 @@ impl fmt::Debug for Snapshot {
     }
 }
 
-/// What [`State::join`] did.
-#[derive(Clone, Copy)]
-pub(crate) enum Joined {
-    /// Applied to the running word it replaced (held).
-    Added(Snapshot),
-    /// Nothing applied: a completion function is running. The caller waits
-    /// for the next phase and joins that one.
-    Busy,
-}
-
-/// What [`State::record`] did with an operation.
-#[derive(Clone, Copy)]
-pub(crate) enum Recorded {
-    /// Applied; the phase goes on. Holds the word it replaced.
-    Counted(Snapshot),
-    /// Applied, completed the phase and started the next one in the same RMW
-    /// (a barrier without a completion function). Holds the word it replaced.
-    Completed(Snapshot),
-    /// Applied and completed the phase; the word is now completing. The
-    /// caller runs the completion function, then [`State::finish_completion`].
-    Completing(Snapshot),
-    /// Nothing applied: another phase's completion function is running.
-    /// The caller waits for the next phase and records again.
-    Busy,
-}
-
-/// The atomic word. Every transition is one RMW (retried from the value it
-/// found), returns the word it replaced, and carries its ordering with the
-/// reason beside it; nothing outside this module changes the word.
-pub(crate) struct State(AtomicU64);
-
-impl State {
-    #[cfg(not(any(loom, shuttle)))]
-    pub(crate) const fn new(initial: Snapshot) -> State {
-        State(AtomicU64::new(initial.0))
-    }
-
-    #[cfg(any(loom, shuttle))]
-    pub(crate) fn new(initial: Snapshot) -> State {
-        State(AtomicU64::new(initial.0))
-    }
-
-    #[inline]
-    pub(crate) fn load(&self, order: Ordering) -> Snapshot {
-        Snapshot(self.0.load(order))
-    }
-
-    /// Records an arrival or tx operation, starting from `s` (a recent load):
-    /// `apply` checks it against a running word and returns the word with it
-    /// applied (or the misuse, which leaves the word as it was: `op.rs`);
-    /// one RMW stores that, and also starts the next phase
-    /// (`has_completion == false`) or the completing state when the
-    /// operation completes the phase.
-    #[inline]
-    pub(crate) fn record<E>(
-        &self,
-        mut s: Snapshot,
-        has_completion: bool,
-        apply: impl Fn(Snapshot) -> Result<Snapshot, E>,
-    ) -> Result<Recorded, E> {
-        loop {
-            if s.is_completing() {
-                return Ok(Recorded::Busy);
-            }
-            let next = apply(s)?;
-            let completes = next.pending() == 0 && next.tx() == 0;
-            let result = if !completes {
-                // Release: the phase's completer reads this RMW's value, or a
-                // later RMW of its release sequence, with its Acquire (point
-                // 2), and so synchronizes with it: our writes before the
-                // arrival happen-before the completion function and, through
-                // point 3, every waiter's return (point 1). With Relaxed they
-                // could read our writes stale. No Acquire: an arrival that
-                // does not complete reads nothing of the others; its wait
-                // does (point 4).
-                self.cas(s, next, Ordering::Release)
-                    .map(|()| Recorded::Counted(s))
-            } else if !has_completion {
-                // AcqRel: Acquire, because the completer goes on past the
-                // phase without another load (`arrive_and_wait` skips its
-                // wait): this RMW reads the end of every earlier arrival's
-                // release sequence and so synchronizes with each (point 2);
-                // with Relaxed the completer could read their writes stale.
-                // Release, so each waiter's Acquire load of the new phase
-                // synchronizes with this RMW too (points 3 and 4); with
-                // Relaxed the waiters would still get the other arrivals'
-                // writes (this RMW continues their release sequences) but
-                // not the completer's own.
-                self.cas(s, next.next_phase(), Ordering::AcqRel)
-                    .map(|()| Recorded::Completed(s))
-            } else {
-                // Acquire: the completion function sees every arrival's
-                // writes (point 2). No Release: nobody learns anything from
-                // the completing word; our own earlier writes are published
-                // by `finish_completion`'s Release, and this RMW continues the
-                // release sequences of the arrivals before it either way.
-                // With Relaxed the completion function could read the
-                // arrivals' writes stale.
-                self.cas(s, next.completing(), Ordering::Acquire)
-                    .map(|()| Recorded::Completing(s))
-            };
-            match result {
-                Ok(recorded) => return Ok(recorded),
-                Err(found) => s = found,
-            }
-        }
-    }
-
-    /// Adds participants to the current phase and every later one, starting
-    /// from `s` (a recent load): `apply` checks the running word and returns
-    /// it with pending and expected raised (or the misuse, which leaves the
-    /// word as it was: `op.rs`); one RMW stores that. Raising pending never
-    /// completes a phase. A completing word is left alone (`Busy`).
-    pub(crate) fn join<E>(
-        &self,
-        mut s: Snapshot,
-        apply: impl Fn(Snapshot) -> Result<Snapshot, E>,
-    ) -> Result<Joined, E> {
-        loop {
-            if s.is_completing() {
-                return Ok(Joined::Busy);
-            }
-            let next = apply(s)?;
-            debug_assert!(next.pending() > s.pending() && next.expected() > s.expected());
-            // Acquire: reads the Release RMW that started this phase (point
-            // 3), or a later RMW in its release sequence, so the joiner
-            // happens-after the previous phase's arrivals and completion
-            // function (point 6). No Release: nothing the joiner did before
-            // is owed to anyone; its arrivals carry its writes (point 1).
-            // With Relaxed the joiner could go on to read the previous
-            // phase's data stale, which that phase's waiters may not.
-            match self.cas(s, next, Ordering::Acquire) {
-                Ok(()) => return Ok(Joined::Added(s)),
-                Err(found) => s = found,
-            }
-        }
-    }
-
-    /// Leaves the completing state: starts the next phase if the completion
-    /// function `returned`, else poisons the barrier; a `poison()` that came
-    /// while it ran wins (the first cause). Returns the word it replaced and
-    /// the word it wrote.
-    pub(crate) fn finish_completion(&self, returned: bool) -> (Snapshot, Snapshot) {
-        // Relaxed: seeds the RMW, which carries the ordering; a stale word
-        // only fails the CAS, which hands back the word found. Even a stale
-        // load sees a completing word (coherence: our own RMW into that
-        // state came first, and only we leave it).
-        let mut s = self.load(Ordering::Relaxed);
-        loop {
-            debug_assert!(s.is_completing());
-            let new = if let Some(why) = s.poison_requested() {
-                s.poisoned(why)
-            } else if !returned {
-                s.poisoned(Poison::Completion)
-            } else {
-                s.next_phase()
-            };
-            // Release: each waiter's Acquire load of the new phase (point 4)
-            // synchronizes with this RMW, so the completion function's writes
-            // and, through our Acquire entry (point 2), every arrival's
-            // happen-before its return (point 3); with Relaxed a waiter could
-            // see the new phase and stale data. It also orders our use of the
-            // completion function before the next completer's Acquire entry
-            // (the `Sync` argument in barrier.rs).
-            match self.cas(s, new, Ordering::Release) {
-                Ok(()) => return (s, new),
-                Err(found) => s = found,
-            }
-        }
-    }
-
-    /// `poison()` (or the poisoning for `why`): poisons a running word, or
-    /// marks a completing one to end poisoned. Returns the word it
-    /// replaced, or `None` if the barrier was already poisoned (or marked),
-    /// which it leaves alone: the first cause stays.
-    pub(crate) fn poison(&self, why: Poison) -> Option<Snapshot> {
-        // Relaxed: seeds the RMW; a stale word only fails the CAS, which
-        // hands back the word found.
-        let mut s = self.load(Ordering::Relaxed);
-        loop {
-            if s.poison().is_some() {
-                return None;
-            }
-            let new = if s.is_completing() {
-                s.completing_poisoned(why)
-            } else {
-                s.poisoned(why)
-            };
-            // Relaxed: a poisoned word hands nothing over: the threads it
-            // wakes or stops only panic, reading nothing the poisoner wrote
-            // (point 5). Being an RMW it continues the release sequences of
-            // the arrivals before it, so a completion under way still
-            // synchronizes with them (point 2), and a poisoned completion
-            // window ends with `finish_completion`'s Release all the same.
-            match self.cas(s, new, Ordering::Relaxed) {
-                Ok(()) => return Some(s),
-                Err(found) => s = found,
-            }
-        }
-    }
-
-    /// Sets `PARKED` if the word is still `s` (the parking half of the
-    /// handshake in `wait.rs`); the word found otherwise.
-    pub(crate) fn mark_parked(&self, s: Snapshot) -> Result<(), Snapshot> {
-        // Relaxed: PARKED publishes nothing; it only tells the waker to wake,
-        // and the parking lot's lock orders that against our validate (point 5).
-        // The parker reads no data on the strength of this CAS: it decides
-        // again from an Acquire load, or from `validate` under the lock.
-        // Being an RMW it continues every release sequence (point 2 holds
-        // across it), so a waiter that reads the marked word with Acquire
-        // still synchronizes with what came before.
-        self.cas(s, s.with_parked(), Ordering::Relaxed)
-    }
-
-    /// The word as an RMW reads it: the latest value in its modification
-    /// order, where a load may return an older one. Changes nothing.
-    pub(crate) fn latest(&self) -> Snapshot {
-        // Relaxed: a caller uses it only to tell a stale load from the
-        // latest word before it panics (an RMW reads the latest value under
-        // any ordering; the panic reads no data); one that goes on re-reads
-        // the word with the ordering it needs.
-        Snapshot(self.0.fetch_or(0, Ordering::Relaxed))
-    }
-
-    /// One compare-and-swap; on failure, the value found.
-    #[inline]
-    fn cas(&self, current: Snapshot, new: Snapshot, success: Ordering) -> Result<(), Snapshot> {
-        // Failure is `Relaxed`: the value found only seeds the retry, whose
-        // success ordering carries the argument, or a `Busy` answer, after
-        // which the caller waits (its own orderings) and records again;
-        // nothing is read on the strength of a failed CAS.
-        self.0
-            .compare_exchange_weak(current.0, new.0, success, Ordering::Relaxed)
-            .map(drop)
-            .map_err(Snapshot)
-    }
-}
-
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
+    use crate::sync::Ordering;
 
     #[test]
     fn fields_round_trip_at_their_limits() {

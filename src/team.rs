@@ -7,11 +7,12 @@
 //! on its own cache line (`team/tree.rs`). A seat's arrival is one
 //! `fetch_add` on its leaf; the last arrival of a round at a node re-arms
 //! the node and climbs with the round's sums; the root's last arriver makes
-//! one combined arrival on the word (`Barrier::arrive_combined`). Waiters
+//! one combined arrival on the word (`Engine::arrive_combined`). Waiters
 //! poll the word only, so every semantic of a `Barrier` (tokens, parity,
 //! tx, completion, `is_leader`, poisoning, retirement) stays on the word.
-//! A team of at most [`FLAT`] seats has no tree: each seat's arrival is one
-//! RMW of the word (`Seat::arrive_flat`).
+//! What an arrival passes through is the team's front (`tree::Front`): a
+//! tree, or for a team of at most [`FLAT`] seats nothing, each seat's
+//! arrival being one RMW of the word (`Seat::arrive_flat`).
 //!
 //! The tree is built for the team's capacity; ranks that do not take part
 //! cost a phase nothing. A seat leaves (`arrive_and_drop`, or a drop) with a
@@ -26,16 +27,13 @@
 //! [docs/design/orderings.md](../docs/design/orderings.md). The shape's
 //! measurements: benches/RESULTS.md, "Team and block".
 
-use crate::barrier::ArriveAndWaitFuture;
-use crate::barrier::Barrier;
 use crate::completion::Completion;
-use crate::op::poisoned_panic;
-use crate::phase::Phase;
+use crate::engine::Engine;
 use crate::sync::{AtomicU64, Mutex, Ordering};
-use crate::token::{ArrivalToken, BarrierWaitResult};
+#[cfg(doc)]
+use crate::Barrier;
 use call::SeatCall;
 use crossbeam_utils::CachePadded;
-use std::cell::Cell;
 use std::fmt;
 
 /// Default fan-in of the tree: the fastest of 2, 4, 8 and 16 at 8 and 16
@@ -52,13 +50,15 @@ pub(crate) const FAN_IN: usize = 4;
 pub(crate) const FLAT: usize = 2;
 mod call;
 mod delegate;
+mod new;
 mod ranks;
+mod report;
 mod seat;
 mod tree;
 
 use ranks::{Entry, LEFT, PART, UNHANDED};
 pub use seat::Seat;
-use tree::{Node, MAX_FAN_IN};
+use tree::Front;
 
 /// A [`Barrier`] with a combining tree in front of its word, for many
 /// threads: its participants arrive through [`Seat`]s, and the word is
@@ -129,12 +129,12 @@ use tree::{Node, MAX_FAN_IN};
 /// });
 /// ```
 pub struct Team<F = ()> {
-    /// On its own cache line: the seats read `nodes` and `fan_in` on every
+    /// On its own cache line: the seats read `front` and `fan_in` on every
     /// arrival, and they must not share a line with the word that the
     /// root's CAS and every waiter's poll bounce between cores.
-    barrier: CachePadded<Barrier<F>>,
-    /// The tree, leaves first, the root last; empty for a flat team.
-    nodes: Box<[CachePadded<Node>]>,
+    barrier: CachePadded<Engine<F>>,
+    /// What a seat's arrival passes through: nothing, or the tree.
+    front: Front,
     /// The per-rank table (team/ranks.rs), one entry per rank of the
     /// capacity, each on a cache line that only its seat writes.
     ranks: Box<[CachePadded<AtomicU64>]>,
@@ -153,282 +153,7 @@ static_assertions::assert_impl_all!(Team: Send, Sync);
 static_assertions::assert_impl_all!(Seat<'static>: Send);
 static_assertions::assert_not_impl_any!(Seat<'static>: Sync, Clone);
 
-impl Team {
-    /// Creates a team of `seats` seats, in phase 0, with no completion
-    /// function, and the default shape.
-    ///
-    /// # Panics
-    ///
-    /// Unless `1 <= seats <= Barrier::MAX`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let team = syncthreads::Team::new(4);
-    /// assert_eq!(team.seat_count(), 4);
-    /// assert!(!team.phase_parity());
-    /// ```
-    #[track_caller]
-    #[must_use]
-    pub fn new(seats: usize) -> Team {
-        let call = format_args!("Team::new({seats})");
-        check_seats(call, seats);
-        Team::build(call, Barrier::new(seats), seats, seats, FAN_IN, FLAT)
-    }
-
-    /// Creates a team of `capacity` ranks of which `0 .. seats` take part
-    /// from phase 0, as in [`Team::new(seats)`](Team::new); the others can
-    /// [`join`](Team::join) later. The tree is shaped for the capacity; a
-    /// rank that does not take part costs a phase nothing.
-    ///
-    /// # Panics
-    ///
-    /// Unless `1 <= seats <= capacity <= Barrier::MAX`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let team = syncthreads::Team::with_capacity(2, 8);
-    /// assert_eq!((team.seat_count(), team.capacity()), (2, 8));
-    /// let late = team.join().expect("ranks 2 .. 8 are free");
-    /// assert_eq!(late.rank(), 2);
-    /// ```
-    #[track_caller]
-    #[must_use]
-    pub fn with_capacity(seats: usize, capacity: usize) -> Team {
-        let call = format_args!("Team::with_capacity({seats}, {capacity})");
-        check_capacity(call, seats, capacity);
-        Team::build(call, Barrier::new(seats), seats, capacity, FAN_IN, FLAT)
-    }
-
-    /// A team with a chosen tree shape: each node combines `fan_in`
-    /// members (`2 ..= 64`), and a team of at most `flat` seats has no tree
-    /// (its seats arrive on the word directly).
-    ///
-    /// The defaults of [`Team::new`] were measured on one machine (module
-    /// docs of `team.rs`); on a machine whose cores share caches otherwise,
-    /// sweep the shape with the benches and pick the fastest. The shape
-    /// changes only the cost of an arrival, never what a team does.
-    ///
-    /// # Panics
-    ///
-    /// Unless `1 <= seats <= Barrier::MAX` and `2 <= fan_in <= 64`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let team = syncthreads::Team::with_shape(8, 2, 0); // a binary tree
-    /// std::thread::scope(|s| {
-    ///     for seat in team.seats() {
-    ///         s.spawn(move || seat.arrive_and_wait());
-    ///     }
-    /// });
-    /// ```
-    #[track_caller]
-    #[must_use]
-    pub fn with_shape(seats: usize, fan_in: usize, flat: usize) -> Team {
-        let call = format_args!("Team::with_shape({seats}, {fan_in}, {flat})");
-        check_seats(call, seats);
-        Team::build(call, Barrier::new(seats), seats, seats, fan_in, flat)
-    }
-
-    /// [`Team::with_capacity`] with a chosen shape, as [`Team::with_shape`].
-    #[doc(hidden)]
-    #[track_caller]
-    #[must_use]
-    pub fn with_capacity_and_shape(
-        seats: usize,
-        capacity: usize,
-        fan_in: usize,
-        flat: usize,
-    ) -> Team {
-        let call =
-            format_args!("Team::with_capacity_and_shape({seats}, {capacity}, {fan_in}, {flat})");
-        check_capacity(call, seats, capacity);
-        Team::build(call, Barrier::new(seats), seats, capacity, fan_in, flat)
-    }
-}
-
-impl<F: FnMut() + Send> Team<F> {
-    /// Creates a team of `seats` seats whose completion function `f` runs
-    /// once per phase, as [`Barrier::with_completion`]'s does: on the thread
-    /// whose arrival completed the phase, after every arrival of the phase
-    /// and before any wait for it returns.
-    ///
-    /// # Panics
-    ///
-    /// Unless `1 <= seats <= Barrier::MAX`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    ///
-    /// let phases = AtomicUsize::new(0);
-    /// let team = syncthreads::Team::with_completion(6, || {
-    ///     phases.fetch_add(1, Ordering::Relaxed);
-    /// });
-    /// std::thread::scope(|s| {
-    ///     for seat in team.seats() {
-    ///         s.spawn(move || {
-    ///             for _ in 0..10 {
-    ///                 seat.arrive_and_wait();
-    ///             }
-    ///         });
-    ///     }
-    /// });
-    /// // Ten, and the one in which the seats left as their threads ended.
-    /// assert_eq!(phases.load(Ordering::Relaxed), 11);
-    /// ```
-    #[track_caller]
-    #[must_use]
-    pub fn with_completion(seats: usize, f: F) -> Team<F> {
-        let call = format_args!("Team::with_completion({seats}, _)");
-        check_seats(call, seats);
-        let barrier = Barrier::with_completion(seats, f);
-        Team::build(call, barrier, seats, seats, FAN_IN, FLAT)
-    }
-
-    /// [`Team::with_completion`] with a chosen shape, as [`Team::with_shape`].
-    ///
-    /// # Panics
-    ///
-    /// As [`Team::with_shape`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    ///
-    /// let phases = AtomicUsize::new(0);
-    /// let team = syncthreads::Team::with_completion_and_shape(4, || {
-    ///     phases.fetch_add(1, Ordering::Relaxed);
-    /// }, 2, 0);
-    /// let seats: Vec<_> = team.seats().collect();
-    /// for seat in &seats {
-    ///     drop(seat.arrive());
-    /// }
-    /// assert_eq!(phases.load(Ordering::Relaxed), 1);
-    /// # drop(seats);
-    /// ```
-    #[track_caller]
-    #[must_use]
-    pub fn with_completion_and_shape(seats: usize, f: F, fan_in: usize, flat: usize) -> Team<F> {
-        let call = format_args!("Team::with_completion_and_shape({seats}, _, {fan_in}, {flat})");
-        check_seats(call, seats);
-        let barrier = Barrier::with_completion(seats, f);
-        Team::build(call, barrier, seats, seats, fan_in, flat)
-    }
-
-    /// [`Team::with_capacity`] with a completion function, as
-    /// [`Team::with_completion`].
-    ///
-    /// # Panics
-    ///
-    /// Unless `1 <= seats <= capacity <= Barrier::MAX`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    ///
-    /// let phases = AtomicUsize::new(0);
-    /// let team = syncthreads::Team::with_completion_and_capacity(1, 4, || {
-    ///     phases.fetch_add(1, Ordering::Relaxed);
-    /// });
-    /// let first = team.seat(0);
-    /// first.arrive_and_wait(); // phase 0: rank 0 alone
-    /// let second = team.join().unwrap();
-    /// drop(second.arrive());
-    /// first.arrive_and_wait(); // phase 1: both
-    /// assert_eq!(phases.load(Ordering::Relaxed), 2);
-    /// # drop(second);
-    /// ```
-    #[track_caller]
-    #[must_use]
-    pub fn with_completion_and_capacity(seats: usize, capacity: usize, f: F) -> Team<F> {
-        let call = format_args!("Team::with_completion_and_capacity({seats}, {capacity}, _)");
-        check_capacity(call, seats, capacity);
-        let barrier = Barrier::with_completion(seats, f);
-        Team::build(call, barrier, seats, capacity, FAN_IN, FLAT)
-    }
-
-    /// [`Team::with_completion_and_capacity`] with a chosen shape, as
-    /// [`Team::with_shape`].
-    #[doc(hidden)]
-    #[track_caller]
-    #[must_use]
-    pub fn with_completion_and_capacity_and_shape(
-        seats: usize,
-        capacity: usize,
-        f: F,
-        fan_in: usize,
-        flat: usize,
-    ) -> Team<F> {
-        let call = format_args!(
-            "Team::with_completion_and_capacity_and_shape({seats}, {capacity}, _, {fan_in}, {flat})"
-        );
-        check_capacity(call, seats, capacity);
-        let barrier = Barrier::with_completion(seats, f);
-        Team::build(call, barrier, seats, capacity, fan_in, flat)
-    }
-}
-
-#[track_caller]
-fn check_seats(call: fmt::Arguments<'_>, seats: usize) {
-    crate::op::participants(call, "the seat count", seats);
-}
-
-#[track_caller]
-fn check_capacity(call: fmt::Arguments<'_>, seats: usize, capacity: usize) {
-    check_seats(call, seats);
-    let max = crate::state::MAX as usize;
-    if !(seats..=max).contains(&capacity) {
-        panic!("syncthreads: {call}: the capacity must be in {seats} ..= {max} (the seat count ..= Barrier::MAX)");
-    }
-}
-
 impl<F> Team<F> {
-    /// The team of a checked constructor; `call` names it for the
-    /// fan-in's panic.
-    #[track_caller]
-    fn build(
-        call: fmt::Arguments<'_>,
-        barrier: Barrier<F>,
-        seats: usize,
-        capacity: usize,
-        fan_in: usize,
-        flat: usize,
-    ) -> Team<F> {
-        assert!(
-            (2..=MAX_FAN_IN).contains(&fan_in),
-            "syncthreads: {call}: the fan-in must be in 2 ..= {MAX_FAN_IN}"
-        );
-        let nodes = if capacity > flat {
-            tree::build(seats, capacity, fan_in)
-        } else {
-            Vec::new()
-        };
-        let team = Team {
-            barrier: CachePadded::new(barrier),
-            nodes: nodes.into_boxed_slice(),
-            ranks: (0..capacity)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
-            joins: Mutex::new(()),
-            seats: seats as u32,
-            capacity: capacity as u32,
-            fan_in: fan_in as u32,
-        };
-        for rank in 0..seats {
-            // Relaxed: construction; the team is handed to other threads
-            // with a happens-before edge.
-            team.entry(rank)
-                .store(Entry::new(UNHANDED, 0).0, Ordering::Relaxed);
-        }
-        team
-    }
-
     /// The number of seats the team was made with.
     ///
     /// # Examples
@@ -459,13 +184,13 @@ impl<F> Team<F> {
     /// memory table.
     #[cfg(test)]
     fn heap_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.nodes) + std::mem::size_of_val(&*self.ranks)
+        std::mem::size_of_val(self.front.nodes()) + std::mem::size_of_val(&*self.ranks)
     }
 
     /// The number of tree nodes (0 for a flat team).
     #[cfg(test)]
     fn nodes(&self) -> usize {
-        self.nodes.len()
+        self.front.nodes().len()
     }
 }
 
@@ -474,10 +199,7 @@ impl<F: Completion> Team<F> {
     /// yet; what its entry said otherwise.
     fn claim(&self, rank: usize) -> Result<(), Entry> {
         let entry = self.entry(rank);
-        // Relaxed: the CAS hands the rank out once, which its atomicity
-        // alone decides (exactly one claimer finds it unhanded, under any
-        // ordering); it publishes nothing, since a seat's data goes through
-        // its arrivals.
+        // Relaxed: the CAS's atomicity alone hands the rank out; it publishes nothing (orderings.md).
         let mut e = Entry(entry.load(Ordering::Relaxed));
         loop {
             if e.state() != UNHANDED {
@@ -633,11 +355,11 @@ impl<F: Completion> Team<F> {
         // hands out a rank. Relaxed: a stale word or stale entries answer
         // as a join made a moment earlier would, and a wrong "free" is
         // caught below; nothing read here is handed on.
-        let mut s = barrier.snapshot(Ordering::Relaxed);
+        let mut s = barrier.word(Ordering::Relaxed);
         while s.is_completing() {
             barrier.wait_until(|s| (!s.is_completing()).then_some(()));
             // Relaxed: as above.
-            s = barrier.snapshot(Ordering::Relaxed);
+            s = barrier.word(Ordering::Relaxed);
         }
         if let Err(misuse) = crate::op::check_join(s, 1) {
             misuse.panic(call);
@@ -649,7 +371,7 @@ impl<F: Completion> Team<F> {
             .expect("one participant joins");
         // The phase may have moved on since the look above. Now it cannot
         // complete before this participant arrives, so the table reads
-        // exactly (team/ranks.rs, "Reading the table").
+        // exactly (orderings.md, "Reading the per-rank table").
         let wide = self.wide_phase(joined);
         let Some(rank) = self.lowest_free(wide) else {
             // The first look saw a rank free that is not free yet (it
@@ -667,44 +389,14 @@ impl<F: Completion> Team<F> {
         // edge, and later joins read it under the lock.
         self.entry(rank)
             .store(Entry::new(PART, wide).0, Ordering::Relaxed);
-        if !self.nodes.is_empty() {
-            self.attach(rank as u32 / self.fan_in, joined);
-        }
-        Some(Seat::new(
-            self,
-            rank,
-            wide.wrapping_sub(1),
-            !self.nodes.is_empty(),
-        ))
-    }
-
-    /// The ranks that take part in the current phase and have not arrived
-    /// in it, ascending: a snapshot, exact while nobody arrives. Ranks
-    /// taking part since construction whose seats were never handed out
-    /// count as taking part; a seat whose leave counts in the current phase
-    /// has arrived in it; a joined seat takes part from the phase it joined.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let team = syncthreads::Team::with_capacity(3, 4);
-    /// let seat = team.seat(1);
-    /// drop(seat.arrive());
-    /// assert_eq!(team.missing(), [0, 2]);
-    /// let late = team.join().unwrap();
-    /// assert_eq!(team.missing(), [0, 2, 3]);
-    /// # drop((seat, late));
-    /// ```
-    #[must_use]
-    pub fn missing(&self) -> Vec<usize> {
-        // Acquire: the entries of every arrival before this phase's start
-        // are visible (team/ranks.rs, "Reading the table"), so no rank that
-        // arrived in the phase before is taken for one that arrived in this
-        // one. No model tells this from a snapshot taken while a seat
-        // arrives (its entry is stored before its RMW, so it may count
-        // early): the argument, not a model, keeps this Acquire.
-        let s = self.barrier.snapshot(Ordering::Acquire);
-        self.missing_in(s.phase())
+        let in_tree = match &self.front {
+            Front::Flat => false,
+            Front::Tree(tree) => {
+                tree.attach(rank as u32 / self.fan_in, joined);
+                true
+            }
+        };
+        Some(Seat::new(self, rank, wide.wrapping_sub(1), in_tree))
     }
 
     /// An iterator over every seat not yet handed out, in rank order. Each
@@ -725,105 +417,6 @@ impl<F: Completion> Team<F> {
             team: self,
             next: 0,
         }
-    }
-}
-
-impl<F> Team<F> {
-    /// `arrived: N, expected: M` of the current phase, for the `Debug` of
-    /// the team and of what is built on it.
-    pub(crate) fn debug_progress(&self, f: &mut fmt::DebugStruct<'_, '_>) {
-        // Acquire: as in `Team::missing`; here it also keeps the largest
-        // entry within what fixes the wide phase (team/ranks.rs).
-        let p = self.progress_in(self.barrier.word(Ordering::Acquire).phase());
-        f.field("arrived", &p.arrived)
-            .field("expected", &p.expected);
-    }
-}
-
-impl<F> fmt::Debug for Team<F> {
-    /// The current phase's progress (participants arrived, and expected;
-    /// the tree's arrivals included), the shape and the barrier's decoded
-    /// word, e.g.
-    /// `Team { arrived: 3, expected: 16, capacity: 16, fan_in: 4, nodes: 5, barrier: Barrier { phase_parity: false, pending: 16, expected: 16, tx: 0, poisoned: false } }`.
-    /// Never blocks.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("Team");
-        self.debug_progress(&mut d);
-        d.field("capacity", &self.capacity)
-            .field("fan_in", &self.fan_in)
-            .field("nodes", &self.nodes.len())
-            .field("barrier", &*self.barrier)
-            .finish()
-    }
-}
-
-#[cfg(feature = "diagnostics")]
-impl<F: Completion> Team<F> {
-    /// The key of the team's word, as its waits are recorded under.
-    pub(crate) fn key(&self) -> usize {
-        self.barrier.key()
-    }
-
-    /// Until the guard drops, this thread's wait on the team's word is
-    /// reported as a wait on the team, made at `location`.
-    pub(crate) fn describe_wait(
-        &self,
-        location: &'static std::panic::Location<'static>,
-    ) -> crate::diagnostics::DescribeAs {
-        crate::diagnostics::describe_as(self.barrier.key(), self.subject(), location, None)
-    }
-
-    /// As [`describe_wait`](Team::describe_wait), for the wait of the seat
-    /// `rank`, which the report names by its rank.
-    pub(crate) fn describe_seat_wait(
-        &self,
-        location: &'static std::panic::Location<'static>,
-        rank: usize,
-    ) -> crate::diagnostics::DescribeAs {
-        let who = Some(crate::diagnostics::Who::Rank(rank));
-        crate::diagnostics::describe_as(self.barrier.key(), self.subject(), location, who)
-    }
-
-    /// The ranks missing in `phase` (a stall's, the current phase or the one
-    /// before it), ascending: a rank whose arrival in that phase returned is
-    /// not missing, also once the phase has completed.
-    pub(crate) fn missing_in_phase(&self, phase: u64) -> Vec<usize> {
-        // Acquire: as in `Team::missing`; a later phase read here also
-        // makes every arrival in `phase` visible (they preceded its end).
-        let _ = self.barrier.snapshot(Ordering::Acquire);
-        self.missing_in(crate::phase::Phase::new(phase as u8))
-    }
-
-    /// This team, as a stall report describes it.
-    pub(crate) fn subject(&self) -> crate::diagnostics::Subject {
-        crate::diagnostics::Subject {
-            ptr: self as *const Self as *const (),
-            describe: describe::<F>,
-            level: 1,
-        }
-    }
-}
-
-/// A `Team<F>` for a stall report: its kind, `Debug` and missing ranks.
-///
-/// # Safety
-///
-/// `ptr` points to a live `Team<F>`.
-#[cfg(feature = "diagnostics")]
-unsafe fn describe<F: Completion>(
-    ptr: *const (),
-    _: u64,
-    phase: u64,
-) -> crate::diagnostics::Described {
-    // SAFETY: the caller's contract.
-    let team = unsafe { &*(ptr as *const Team<F>) };
-    crate::diagnostics::Described {
-        kind: "Team",
-        debug: format!("{team:?}"),
-        // The stall's phase, not the current one: once it completes, its
-        // woken waiters are still recorded until they return.
-        missing: Some(team.missing_in_phase(phase)),
-        mask: None,
     }
 }
 
@@ -865,6 +458,7 @@ impl<F: Completion> fmt::Debug for Seats<'_, F> {
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
+    use tree::Node;
 
     #[test]
     fn tree_shape_and_memory_table() {

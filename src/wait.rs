@@ -51,7 +51,6 @@
 //! which [`wake`] takes after the change too.
 
 use crate::park::{self, Parked, TaskNode};
-use crate::state::{Snapshot, State};
 use crate::sync::{self, Ordering};
 use std::pin::Pin;
 use std::sync::OnceLock;
@@ -92,7 +91,7 @@ pub(crate) const SLOW_YIELD_NANOS: u64 = 200_000;
 /// cache line to the threads still arriving, which shortens the episodes of
 /// many threads on many cores, and costs two threads nothing (one arrival
 /// owed means no extra pause) (benches/RESULTS.md, "The wait policy").
-const PAUSES_PER_PENDING: u32 = 8;
+pub(crate) const PAUSES_PER_PENDING: u32 = 8;
 const MAX_EXTRA_PAUSES: u32 = 512;
 
 /// A word that waiters poll and park on. Its `PARKED` bit is set by
@@ -116,46 +115,6 @@ pub(crate) trait Word {
     /// barrier, more the more arrivals are still owed).
     fn spin_pauses(_s: Self::Snapshot) -> u32 {
         0
-    }
-}
-
-/// The barrier's word.
-impl Word for State {
-    type Snapshot = Snapshot;
-
-    #[inline]
-    fn load(&self, order: Ordering) -> Snapshot {
-        State::load(self, order)
-    }
-
-    fn parked(s: Snapshot) -> bool {
-        s.parked()
-    }
-
-    fn mark_parked(&self, s: Snapshot) -> Result<(), Snapshot> {
-        State::mark_parked(self, s)
-    }
-
-    /// An address inside the word (its address + 1).
-    fn park_key(&self) -> usize {
-        (self as *const State).addr() + 1
-    }
-
-    /// Pause longer the more arrivals are still owed
-    /// ([`PAUSES_PER_PENDING`] each beyond the first), to make room for
-    /// the arrivals landing on this word; but not before any arrival of
-    /// the phase has landed (`pending == expected`): then the arrivals are
-    /// being combined before they reach the word, and the one combined
-    /// arrival usually completes the phase, so pausing would only delay the
-    /// waiter. (A waiter that arrived on the word itself always sees
-    /// `pending < expected`.)
-    fn spin_pauses(s: Snapshot) -> u32 {
-        if s.pending() >= s.expected() {
-            return 0;
-        }
-        s.pending()
-            .saturating_sub(1)
-            .saturating_mul(PAUSES_PER_PENDING)
     }
 }
 
@@ -188,7 +147,6 @@ pub(crate) struct Waiter {
     policy: Policy,
     trace: Trace,
     /// This wait for the stall reports, begun once it stops spinning.
-    #[cfg(feature = "diagnostics")]
     record: crate::diagnostics::Record,
 }
 
@@ -202,14 +160,12 @@ impl Waiter {
             spun: false,
             policy,
             trace: Trace::new(),
-            #[cfg(feature = "diagnostics")]
             record: Default::default(),
         }
     }
 
     /// Describes this wait for the stall reports (recorded if it stops
     /// spinning).
-    #[cfg(feature = "diagnostics")]
     pub(crate) fn recorded(mut self, info: crate::diagnostics::WaitInfo) -> Waiter {
         self.record = crate::diagnostics::Record::new(info);
         self
@@ -238,7 +194,6 @@ impl Waiter {
                     return Ok(done);
                 }
             }
-            #[cfg(feature = "diagnostics")]
             self.record.begin();
             self.trace.enter(Stage::Yield);
             if let Some(done) = yield_cpu(word, self.deadline, &check, self.policy) {
@@ -246,7 +201,6 @@ impl Waiter {
                 return Ok(done);
             }
         }
-        #[cfg(feature = "diagnostics")]
         self.record.begin();
         self.trace.enter(Stage::Park);
         let end = park_until(word, self.deadline, check);
@@ -347,12 +301,7 @@ fn spin<W: Word, T>(
             sync::spin_hint();
         }
         spent = spent.saturating_add(1 + extra);
-        // Acquire: a word that `check` accepts ends the wait, so this load
-        // must synchronize with the Release RMW that made it acceptable
-        // (every later change is an RMW, continuing its release sequence): a
-        // barrier's phase-starting RMW (state.rs points 3 and 4), or a
-        // lane's raise (warp.rs).
-        // With Relaxed the caller could return and read the data stale.
+        // Acquire: the RMW that made the word acceptable → the caller's return (orderings.md).
         s = word.load(Ordering::Acquire);
         if let Some(done) = check(s) {
             policy::spin_ended(policy, budget, true);
@@ -443,8 +392,7 @@ fn park_until<W: Word, T>(
     deadline: Option<Instant>,
     check: impl Fn(W::Snapshot) -> Option<T>,
 ) -> Result<T, W::Snapshot> {
-    #[cfg(not(feature = "diagnostics"))]
-    stall_reports_off();
+    crate::diagnostics::parking();
     loop {
         // Acquire: as in `spin`: an accepted word ends the wait, and the
         // park always ends in this load, however it ended.
@@ -465,37 +413,11 @@ fn park_until<W: Word, T>(
     }
 }
 
-/// A build without the `diagnostics` feature makes no stall reports: if
-/// `SYNCTHREADS_STALL_REPORT` asks for them, the first park says so, once per
-/// process (a hang would otherwise stay silent). Parks only, never arrivals.
-#[cfg(not(feature = "diagnostics"))]
-fn stall_reports_off() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    if sync::MODEL {
-        return;
-    }
-    ONCE.call_once(|| {
-        if std::env::var_os("SYNCTHREADS_STALL_REPORT").is_some_and(|v| !v.is_empty()) {
-            eprintln!(
-                "syncthreads: SYNCTHREADS_STALL_REPORT is set, but stall reports need the \
-                 `diagnostics` feature (e.g. `cargo run --features syncthreads/diagnostics`); \
-                 none will be printed"
-            );
-        }
-    });
-}
-
 /// The `validate` of both halves, run under the backend's lock: whether the
 /// word still has `PARKED` set and `check` still refuses it, so that the
 /// thread may sleep (the task stay registered).
 fn still_waiting<W: Word, T>(word: &W, check: &impl Fn(W::Snapshot) -> Option<T>) -> bool {
-    // Relaxed: only decides whether to sleep or stay registered, and
-    // nothing is read on its strength: a woken thread, or a task polled
-    // again, re-reads the word with Acquire. The freshness it needs comes
-    // from the lock: the waker's change is sequenced before its `wake` takes
-    // this lock, so if the waker's unlock came first the change
-    // happens-before this load, and coherence makes it see the change (or
-    // later); if ours came first, the waker finds us queued (module docs).
+    // Relaxed: decides only whether to sleep; the bucket lock gives freshness (orderings.md).
     let now = word.load(Ordering::Relaxed);
     W::parked(now) && check(now).is_none()
 }

@@ -195,13 +195,7 @@ impl WarpBarrier {
         // lanes are matched by how often each has synced (module docs).
         let others = mask & !(1 << lane);
         let me = &self.lanes[lane];
-        // Release: a lane waiting for this round reads the raised count with
-        // Acquire (`behind`, `wait`, the policy's loads), from this RMW or a
-        // later one of its release sequence, and so synchronizes with it:
-        // our writes before this sync happen-before its return. With
-        // Relaxed it could count us caught up and read our data stale. No
-        // Acquire: we learn nothing from our own word; the others' writes
-        // reach us through our Acquire loads of theirs (module docs).
+        // Release: this lane's writes → a lane that reads the raised count (orderings.md).
         let old = me.synced.fetch_add(1, Ordering::Release);
         if Lane::parked(old) {
             self.wake_waiters_of(lane, old);
@@ -237,12 +231,7 @@ impl WarpBarrier {
     #[cold]
     fn wake_waiters_of(&self, lane: usize, prior: u64) {
         let word = &self.lanes[lane];
-        // Relaxed: clearing `PARKED` publishes nothing. Being an RMW it
-        // continues the release sequence of the raise before it, so a waiter
-        // that reads its value still synchronizes with that raise; and it is
-        // sequenced before `wake`'s bucket lock, so a `validate` that takes
-        // the lock after the wake sees the bit cleared (coherence) and does
-        // not sleep, while one before it is found queued (module docs).
+        // Relaxed: clearing `PARKED` publishes nothing; the RMW keeps the raise's release sequence (orderings.md).
         word.synced.fetch_and(!PARKED, Ordering::Relaxed);
         wake(word, prior);
     }
@@ -254,11 +243,7 @@ impl WarpBarrier {
         while rest != 0 {
             let lane = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            // Acquire: a count `>= round` is that lane's Release raise to
-            // `round` (`sync`) or a later RMW of its release sequence, so this
-            // load synchronizes with it: the lane's writes before that sync
-            // happen-before our return. With Relaxed we could find it caught
-            // up and still read its data stale (module docs).
+            // Acquire: that lane's raise → our return (orderings.md).
             if self.lanes[lane].synced.load(Ordering::Acquire) & COUNT < round {
                 behind |= 1 << lane;
             }
@@ -272,14 +257,11 @@ impl WarpBarrier {
     /// we wait for is likely not running and spinning would take its core.
     /// Counts only grow, so a lane found caught up is not read again.
     /// (`mask` is the whole mask, for the stall reports.)
-    #[cfg_attr(feature = "diagnostics", track_caller)]
+    #[track_caller]
     fn wait(&self, mask: u64, others: u64, round: u64) {
         let mut behind = self.behind(others, round);
         let waiter = Waiter::new(others.count_ones() + 1, None);
-        #[cfg(feature = "diagnostics")]
         let waiter = waiter.recorded(self.wait_info(mask, others, round));
-        #[cfg(not(feature = "diagnostics"))]
-        let _ = mask;
         let mut waiter = waiter;
         let caught_up = |s: u64| (s & COUNT >= round).then_some(());
         while behind != 0 {
@@ -309,11 +291,7 @@ impl Word for Lane {
     }
 
     fn mark_parked(&self, s: u64) -> Result<(), u64> {
-        // Relaxed (both): `PARKED` publishes nothing, and the parker reads
-        // no data on the strength of this CAS: either way it decides again
-        // from an Acquire load, or from `validate` under the bucket lock,
-        // which orders it against the raiser's wake (wait.rs, no lost
-        // wake-up). Being an RMW it keeps the lane's release sequence intact.
+        // Relaxed (both): `PARKED` publishes nothing; the parker decides again later (orderings.md).
         self.synced
             .compare_exchange(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
             .map(drop)
@@ -349,7 +327,6 @@ impl fmt::Debug for WarpBarrier {
     }
 }
 
-#[cfg(feature = "diagnostics")]
 impl WarpBarrier {
     /// This lane's wait for the lanes of `mask` to reach sync `round`, made
     /// at the caller's call site, for the stall reports. The lanes of one
@@ -380,7 +357,6 @@ impl WarpBarrier {
 /// # Safety
 ///
 /// `ptr` points to a live `WarpBarrier`.
-#[cfg(feature = "diagnostics")]
 unsafe fn describe_warp(ptr: *const (), mask: u64, round: u64) -> crate::diagnostics::Described {
     // SAFETY: the caller's contract.
     let warp = unsafe { &*(ptr as *const WarpBarrier) };

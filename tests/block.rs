@@ -202,6 +202,76 @@ fn poison_releases_the_waiting_threads_with_a_panic() {
     assert!(m.starts_with("syncthreads: barrier poisoned"), "{m}");
 }
 
+/// A sync that finds the block poisoned, on entry or while it waits, names
+/// the call the user made (`BlockBarrier::sync()`, `BlockSeat::sync_or(_)`,
+/// ...), not the arrival and wait under it.
+#[test]
+fn a_poisoned_sync_names_the_call_the_user_made() {
+    let seen = |call: &str| format!("syncthreads: barrier poisoned by poison() (seen by {call})");
+    // While waiting: one of two threads syncs, the other poisons.
+    for seated in [false, true] {
+        let block = BlockBarrier::new(2);
+        let m = watchdog(
+            30,
+            || format!("{block:?}"),
+            || {
+                std::thread::scope(|s| {
+                    let waiter = s.spawn(|| {
+                        if seated {
+                            panic_message(|| block.seat(0).sync())
+                        } else {
+                            panic_message(|| block.sync())
+                        }
+                    });
+                    while !format!("{block:?}").contains("arrived: 1,") {
+                        std::thread::yield_now();
+                    }
+                    block.poison();
+                    waiter.join().unwrap()
+                })
+            },
+        );
+        let call = if seated {
+            "BlockSeat::sync()"
+        } else {
+            "BlockBarrier::sync()"
+        };
+        assert_eq!(m, seen(call));
+    }
+    // On entry, every variant.
+    let block = BlockBarrier::new(2);
+    block.poison();
+    assert_eq!(panic_message(|| block.sync()), seen("BlockBarrier::sync()"));
+    assert_eq!(
+        panic_message(|| block.sync_count(true)),
+        seen("BlockBarrier::sync_count(_)")
+    );
+    assert_eq!(
+        panic_message(|| block.sync_and(true)),
+        seen("BlockBarrier::sync_and(_)")
+    );
+    assert_eq!(
+        panic_message(|| block.sync_or(true)),
+        seen("BlockBarrier::sync_or(_)")
+    );
+    let block = BlockBarrier::new(2);
+    let seat = block.seat(1);
+    block.poison();
+    assert_eq!(panic_message(|| seat.sync()), seen("BlockSeat::sync()"));
+    assert_eq!(
+        panic_message(|| seat.sync_count(true)),
+        seen("BlockSeat::sync_count(_)")
+    );
+    assert_eq!(
+        panic_message(|| seat.sync_and(true)),
+        seen("BlockSeat::sync_and(_)")
+    );
+    assert_eq!(
+        panic_message(|| seat.sync_or(true)),
+        seen("BlockSeat::sync_or(_)")
+    );
+}
+
 #[test]
 fn new_rejects_zero_and_more_than_max_threads() {
     assert_eq!(

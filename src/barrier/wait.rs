@@ -1,50 +1,11 @@
-//! The waits of a [`Barrier`]: on a token, by parity, bounded in time, and
-//! the queries that never block. Every blocking wait goes through
-//! [`Barrier::wait_for`] and the policy of `src/wait.rs`.
+//! A `Barrier`'s waits: blocking, timed, parity and async, each one call
+//! into the phase engine.
 
 use super::Barrier;
-use crate::completion::{self, Completion};
-use crate::op::poisoned_panic;
-use crate::phase::Phase;
-use crate::state::Snapshot;
-use crate::sync::Ordering;
+use crate::completion::Completion;
+use crate::engine::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 use crate::token::ArrivalToken;
-use crate::wait::{self, Waiter};
-use std::fmt;
 use std::time::{Duration, Instant};
-
-/// What a wait waits for, with its description for the messages: the one
-/// target of every blocking, timed and async wait.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Target {
-    /// The phase (mod 4) of a token: done once the word is in another phase.
-    Token(Phase),
-    /// The phase (mod 4) of an arrival just made, as `Token`.
-    Arrival(Phase),
-    /// The phase of this parity: done once the current parity differs.
-    Parity(bool),
-}
-
-impl Target {
-    /// Whether the word `s` is past the target phase.
-    #[inline]
-    pub(crate) fn reached(self, s: Snapshot) -> bool {
-        match self {
-            Target::Token(phase) | Target::Arrival(phase) => s.phase() != phase,
-            Target::Parity(parity) => s.parity() != parity,
-        }
-    }
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Target::Token(phase) => write!(f, "the phase of this token ({phase})"),
-            Target::Arrival(phase) => write!(f, "the phase of this arrival ({phase})"),
-            Target::Parity(parity) => write!(f, "the phase of parity {parity}"),
-        }
-    }
-}
 
 impl<F: Completion> Barrier<F> {
     /// Blocks until the phase of `token` has completed.
@@ -74,9 +35,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn wait(&self, token: ArrivalToken) {
-        self.check_token("wait", &token);
-        let done = self.wait_for("wait", Target::Token(token.phase), None);
-        debug_assert!(done);
+        self.engine.wait(token)
     }
 
     /// Whether the phase of `token` has completed. Never blocks.
@@ -102,14 +61,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[must_use]
     pub fn try_wait(&self, token: &ArrivalToken) -> bool {
-        self.check_token("try_wait", token);
-        // Acquire: a word past the token's phase was written by the RMW that
-        // started the next phase (state.rs point 3) or a later one of its
-        // release sequence, so this load synchronizes with it: on `true` the
-        // completion function's and every arrival's writes happen-before the
-        // caller goes on (point 4). With Relaxed a caller told `true` could
-        // read the phase's data stale.
-        Target::Token(token.phase).reached(self.state.load(Ordering::Acquire))
+        self.engine.try_wait(token)
     }
 
     /// Waits at most `timeout` for the phase of `token` to complete.
@@ -135,8 +87,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn wait_timeout(&self, token: ArrivalToken, timeout: Duration) -> Result<(), ArrivalToken> {
-        self.check_token("wait_timeout", &token);
-        self.wait_token_until("wait_timeout", token, wait::deadline_after(timeout))
+        self.engine.wait_timeout(token, timeout)
     }
 
     /// Waits until `deadline` at the latest for the phase of `token` to
@@ -161,8 +112,7 @@ impl<F: Completion> Barrier<F> {
         token: ArrivalToken,
         deadline: Instant,
     ) -> Result<(), ArrivalToken> {
-        self.check_token("wait_deadline", &token);
-        self.wait_token_until("wait_deadline", token, Some(deadline))
+        self.engine.wait_deadline(token, deadline)
     }
 
     /// Parity of the current phase: `false` for phases 0, 2, 4, …
@@ -177,13 +127,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[must_use]
     pub fn phase_parity(&self) -> bool {
-        // Acquire: a caller may act on the phase having moved on, as on a
-        // `try_wait_parity`: a flipped parity was written by the RMW that
-        // started the new phase (state.rs point 3) or a later one of its
-        // release sequence, so this load synchronizes with it and the phase's
-        // writes happen-before the caller's next step (point 4). With
-        // Relaxed it could see the new parity and read the data stale.
-        self.state.load(Ordering::Acquire).parity()
+        self.engine.phase_parity()
     }
 
     /// Whether the phase of parity `parity` has completed, i.e. the current
@@ -201,9 +145,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[must_use]
     pub fn try_wait_parity(&self, parity: bool) -> bool {
-        // Acquire: as in `try_wait`: on `true` it synchronizes with the RMW
-        // that started the next phase (state.rs points 3 and 4).
-        Target::Parity(parity).reached(self.state.load(Ordering::Acquire))
+        self.engine.try_wait_parity(parity)
     }
 
     /// Blocks until [`try_wait_parity(parity)`](Barrier::try_wait_parity)
@@ -226,8 +168,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn wait_parity(&self, parity: bool) {
-        let done = self.wait_for("wait_parity", Target::Parity(parity), None);
-        debug_assert!(done);
+        self.engine.wait_parity(parity)
     }
 
     /// Waits at most `timeout` for the phase of parity `parity` to complete;
@@ -248,168 +189,112 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[must_use = "false: the phase had not completed in time"]
     pub fn wait_parity_timeout(&self, parity: bool, timeout: Duration) -> bool {
-        let deadline = wait::deadline_after(timeout);
-        self.wait_for("wait_parity_timeout", Target::Parity(parity), deadline)
+        self.engine.wait_parity_timeout(parity, timeout)
     }
 
+    /// Waits, as a future, until the phase of `token` has completed:
+    /// [`wait`](Barrier::wait) for async code.
+    ///
+    /// The future never blocks its thread: while the phase is incomplete it
+    /// registers its task's waker (in a table keyed by the barrier's address;
+    /// nothing is allocated) and returns `Pending`; the operation that
+    /// completes the phase wakes it, as it wakes the threads that wait on the
+    /// same phase. Any executor will do: only std's `Future` and `Waker` are
+    /// used.
+    ///
+    /// # Panics
+    ///
+    /// In debug builds, here, if the token came from another barrier. The
+    /// future panics when polled if the barrier is poisoned or the token's
+    /// phase can never complete, as [`wait`](Barrier::wait).
+    ///
+    /// # Examples
+    ///
+    /// A thread completes the phase that a task waits for:
+    ///
+    /// ```
+    /// use syncthreads::Barrier;
+    ///
+    /// let barrier = Barrier::new(2);
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// std::thread::scope(|s| {
+    ///     let token = barrier.arrive();
+    ///     s.spawn(|| barrier.arrive_and_wait());
+    ///     rt.block_on(barrier.wait_async(token));
+    /// });
+    /// ```
     #[track_caller]
-    fn wait_token_until(
-        &self,
-        op: &str,
-        token: ArrivalToken,
-        deadline: Option<Instant>,
-    ) -> Result<(), ArrivalToken> {
-        if self.wait_for(op, Target::Token(token.phase), deadline) {
-            Ok(())
-        } else {
-            Err(token)
-        }
+    pub fn wait_async(&self, token: ArrivalToken) -> WaitFuture<'_, F> {
+        self.engine.wait_async(token)
     }
 
-    /// The common wait: until the word reaches `target`, a poisoned barrier
-    /// or a phase that can never complete (retired; both panic, naming `op`
-    /// and `target`), or the deadline (false).
+    /// Waits, as a future, until the phase of parity `parity` has completed:
+    /// [`wait_parity`](Barrier::wait_parity) for async code. It does not
+    /// arrive: an observer task can follow the phases of a thread pool.
+    ///
+    /// # Panics
+    ///
+    /// The future panics when polled as [`wait_parity`](Barrier::wait_parity)
+    /// does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use syncthreads::Barrier;
+    ///
+    /// let barrier = Barrier::new(1);
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| barrier.arrive_and_wait()); // completes phase 0
+    ///     rt.block_on(barrier.wait_parity_async(false));
+    /// });
+    /// assert!(barrier.phase_parity());
+    /// ```
     #[track_caller]
-    pub(crate) fn wait_for(&self, op: &str, target: Target, deadline: Option<Instant>) -> bool {
-        let classify = |s| End::classify(s, target);
-        let s = self.begin_wait(op);
-        let end = match classify(s) {
-            Some(end) => Some(end),
-            None => {
-                let waiter = Waiter::new(s.expected(), deadline);
-                #[cfg(feature = "diagnostics")]
-                let waiter = waiter.recorded(self.wait_info(s.phase()));
-                { waiter }.wait(&self.state, s, classify).ok()
-            }
-        };
-        // A `match`, not a closure: `finish` panics at the caller's location.
-        match end {
-            None => false,
-            Some(end) => end.finish(op, target),
-        }
+    pub fn wait_parity_async(&self, parity: bool) -> ParityWaitFuture<'_, F> {
+        self.engine.wait_parity_async(parity)
     }
 
-    /// The opening of every wait, blocking or async: the word it starts
-    /// from, after the check that this thread is not running this barrier's
-    /// completion function (where waiting would deadlock).
+    /// Arrives now, and returns a future that completes once the phase has:
+    /// [`arrive_and_wait`](Barrier::arrive_and_wait) for async code.
+    ///
+    /// The arrival happens when this is called, not when the future is first
+    /// polled, so dropping the future never undoes it. As for
+    /// [`arrive`](Barrier::arrive), a call that comes while the previous
+    /// phase's completion function runs waits for it to finish (keep
+    /// completion functions short).
+    ///
+    /// # Panics
+    ///
+    /// Here, as [`arrive`](Barrier::arrive). The future panics when polled if
+    /// the barrier is poisoned or the phase can never complete; the leader's
+    /// future (whose arrival completed the phase) is ready at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use syncthreads::Barrier;
+    /// use std::sync::Arc;
+    ///
+    /// let rt = tokio::runtime::Runtime::new().unwrap();
+    /// let barrier = Arc::new(Barrier::new(4));
+    /// let leaders: usize = rt.block_on(async {
+    ///     let tasks: Vec<_> = (0..4)
+    ///         .map(|_| {
+    ///             let barrier = barrier.clone();
+    ///             tokio::spawn(async move { barrier.arrive_and_wait_async().await.is_leader() })
+    ///         })
+    ///         .collect();
+    ///     let mut leaders = 0;
+    ///     for task in tasks {
+    ///         leaders += task.await.unwrap() as usize;
+    ///     }
+    ///     leaders
+    /// });
+    /// assert_eq!(leaders, 1);
+    /// ```
     #[track_caller]
-    #[inline]
-    pub(super) fn begin_wait(&self, op: &str) -> Snapshot {
-        // Acquire: a wait that `check` accepts at once returns on this word,
-        // so it must synchronize with the RMW that started the next phase
-        // (state.rs points 3 and 4), as the policy's own loads do; with
-        // Relaxed such a wait could return with the phase's writes unseen.
-        let s = self.state.load(Ordering::Acquire);
-        if s.is_completing() {
-            completion::check_not_running(self.key(), &op);
-        }
-        s
-    }
-
-    /// Waits (no deadline) until `check` accepts the word, through the
-    /// common policy; returns its answer. For decisions of when to act
-    /// (arrive, record again): it publishes nothing to its caller.
-    pub(crate) fn wait_until<T>(&self, check: impl Fn(Snapshot) -> Option<T>) -> T {
-        // Relaxed: the store this waits for is the Release RMW that ends
-        // the completion window (`finish_completion`, state.rs point 3).
-        // Without Acquire a caller could see the new phase before the
-        // completion function's writes, but none reads data on the strength
-        // of this load: `Seat::enter` loops back to its own Acquire load,
-        // which synchronizes with that RMW, and an operation recorded again
-        // goes through a CAS, which reads the latest word.
-        let s = self.state.load(Ordering::Relaxed);
-        match check(s) {
-            Some(done) => done,
-            None => wait::until(&self.state, s, s.expected(), check),
-        }
-    }
-}
-
-/// How a wait for a phase ends (besides a deadline).
-#[derive(Clone, Copy)]
-pub(super) enum End {
-    Completed,
-    Poisoned(Snapshot),
-    Retired(Snapshot),
-}
-
-impl End {
-    /// How the word `s` ends a wait for `target`, if it does. Pure: it
-    /// also runs under the parking lot's lock.
-    pub(super) fn classify(s: Snapshot, target: Target) -> Option<End> {
-        if s.poison().is_some() {
-            Some(End::Poisoned(s))
-        } else if target.reached(s) {
-            Some(End::Completed)
-        } else if s.is_retired() {
-            Some(End::Retired(s))
-        } else {
-            None
-        }
-    }
-
-    /// `true` for a completed wait; panics for the others (`op` and
-    /// `target` name the wait and its phase in the message).
-    #[track_caller]
-    pub(super) fn finish(self, op: &str, target: Target) -> bool {
-        match self {
-            End::Completed => true,
-            End::Poisoned(s) => poisoned_panic(op, s),
-            End::Retired(s) => panic!(
-                "syncthreads: {op}: {target} can never complete: every participant dropped out and the barrier is retired in phase {}",
-                s.phase()
-            ),
-        }
-    }
-}
-
-#[cfg(feature = "diagnostics")]
-impl<F> Barrier<F> {
-    /// A blocking wait of this thread for `phase`, made at the caller's
-    /// call site, for the stall reports (unless a higher layer described
-    /// the wait on this word first).
-    #[track_caller]
-    #[inline]
-    pub(crate) fn wait_info(&self, phase: Phase) -> crate::diagnostics::WaitInfo {
-        crate::diagnostics::WaitInfo {
-            key: self.key(),
-            tag: 0,
-            phase: phase.bits(),
-            who: None,
-            subject: self.subject(),
-            location: std::panic::Location::caller(),
-        }
-    }
-
-    /// The current phase (mod 4), for a record.
-    pub(crate) fn current_phase(&self) -> Phase {
-        // Relaxed: a diagnostic snapshot; nothing is read through it.
-        self.state.load(Ordering::Relaxed).phase()
-    }
-
-    /// This barrier, as a stall report describes it.
-    pub(crate) fn subject(&self) -> crate::diagnostics::Subject {
-        crate::diagnostics::Subject {
-            ptr: self as *const Self as *const (),
-            describe: describe::<F>,
-            level: 0,
-        }
-    }
-}
-
-/// A `Barrier<F>` for a stall report: its kind and `Debug`; it knows no ranks.
-///
-/// # Safety
-///
-/// `ptr` points to a live `Barrier<F>`.
-#[cfg(feature = "diagnostics")]
-unsafe fn describe<F>(ptr: *const (), _: u64, _: u64) -> crate::diagnostics::Described {
-    // SAFETY: the caller's contract.
-    let barrier = unsafe { &*(ptr as *const Barrier<F>) };
-    crate::diagnostics::Described {
-        kind: "Barrier",
-        debug: format!("{barrier:?}"),
-        missing: None,
-        mask: None,
+    pub fn arrive_and_wait_async(&self) -> ArriveAndWaitFuture<'_, F> {
+        self.engine.arrive_and_wait_async()
     }
 }

@@ -2,10 +2,11 @@
 //! the block's [`Team`] (the reduction: `block.rs`; its proof:
 //! docs/design/block.md).
 
-use super::*;
+use super::{BlockBarrier, SyncCall, SyncOn, Votes};
 use crate::team::Seat;
 #[cfg(doc)]
 use crate::team::Team;
+use std::fmt;
 
 /// One thread's seat in a [`BlockBarrier`] ([`BlockBarrier::seat`]): it
 /// syncs through the block's combining tree, like a [`Seat`] of a [`Team`].
@@ -64,17 +65,18 @@ impl<'a> BlockSeat<'a> {
         self.block
     }
 
-    /// One sync through this seat: the variant and predicate in `call`.
+    /// One sync through this seat: the variant and predicate in `call`,
+    /// called on `on` (for the messages).
     #[track_caller]
     #[inline]
-    pub(crate) fn sync_as(&self, call: SyncCall) -> Votes {
+    pub(crate) fn sync_as(&self, call: SyncCall, on: SyncOn) -> Votes {
         // The phase of this seat's next arrival, from its own record: no
         // load of the word (module docs, step 1); the arrival makes the one
         // read of it that the sync needs (a tree seat's `enter`; a flat
         // seat's RMW, whose own read it is).
         self.block
             .reduce(self.seat.next_phase(), call, Some(self.rank()), || {
-                self.seat.arrive_and_wait().is_leader()
+                self.seat.arrive_and_wait_as(call.called_on(on)).is_leader()
             })
     }
 
@@ -93,7 +95,7 @@ impl<'a> BlockSeat<'a> {
     #[track_caller]
     #[inline]
     pub fn sync(&self) {
-        self.sync_as(SyncCall::Sync);
+        self.sync_as(SyncCall::Sync, SyncOn::BlockSeat);
     }
 
     /// `__syncthreads_count(pred)` through this seat; see
@@ -113,7 +115,8 @@ impl<'a> BlockSeat<'a> {
     #[inline]
     #[must_use = "use `sync()` if the count is not needed"]
     pub fn sync_count(&self, pred: bool) -> usize {
-        self.sync_as(SyncCall::Count(pred)).count()
+        self.sync_as(SyncCall::Count(pred), SyncOn::BlockSeat)
+            .count()
     }
 
     /// `__syncthreads_and(pred)` through this seat; see
@@ -135,7 +138,7 @@ impl<'a> BlockSeat<'a> {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_and(&self, pred: bool) -> bool {
-        self.sync_as(SyncCall::And(pred)).all()
+        self.sync_as(SyncCall::And(pred), SyncOn::BlockSeat).all()
     }
 
     /// `__syncthreads_or(pred)` through this seat; see
@@ -155,7 +158,7 @@ impl<'a> BlockSeat<'a> {
     #[inline]
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_or(&self, pred: bool) -> bool {
-        self.sync_as(SyncCall::Or(pred)).any()
+        self.sync_as(SyncCall::Or(pred), SyncOn::BlockSeat).any()
     }
 }
 

@@ -20,31 +20,63 @@
 //! # Examples
 //!
 //! ```
+//! # // (The module is private, and this example not built, without the feature.)
+//! # #[cfg(feature = "diagnostics")] {
 //! use std::time::Duration;
 //!
 //! // Healthy barriers: nothing is stalled.
 //! let barrier = syncthreads::Barrier::new(1);
 //! barrier.arrive_and_wait();
 //! assert!(syncthreads::diagnostics::stalls(Duration::from_secs(1)).is_empty());
+//! # }
 //! ```
 
+// Built with or without the feature: the plain data a waiter describes
+// itself with, and (without it) the same names doing nothing (`off.rs`).
+mod subject;
+pub(crate) use subject::{Described, Subject, WaitInfo, Who};
+
+#[cfg(not(feature = "diagnostics"))]
+mod off;
+#[cfg(not(feature = "diagnostics"))]
+pub(crate) use off::{describe_as, parking, sites, DescribeAs, FutureWait, Record};
+
+#[cfg(feature = "diagnostics")]
+mod future;
+#[cfg(feature = "diagnostics")]
+mod pool;
+#[cfg(feature = "diagnostics")]
 mod registry;
+#[cfg(feature = "diagnostics")]
 pub(crate) mod report;
+#[cfg(feature = "diagnostics")]
 pub(crate) mod sites;
+#[cfg(feature = "diagnostics")]
 pub(crate) mod slot;
+#[cfg(feature = "diagnostics")]
 mod stall;
 
+#[cfg(feature = "diagnostics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "diagnostics")))]
 pub use stall::{Stall, Waiter};
 
-pub(crate) use registry::{describe_as, DescribeAs, Record, TaskWait, WaitInfo};
-pub(crate) use slot::{Described, Subject, Who};
+#[cfg(feature = "diagnostics")]
+pub(crate) use future::FutureWait;
+#[cfg(feature = "diagnostics")]
+pub(crate) use registry::{describe_as, DescribeAs, Record};
 
 /// The loom model of the waiter record (not an API: `--cfg loom` only).
-#[cfg(loom)]
+#[cfg(all(loom, feature = "diagnostics"))]
 #[doc(hidden)]
 pub use slot::model_a_reader_never_outlives_the_wait;
 
+/// A thread is about to park. With the feature, nothing: the stall-report
+/// monitor starts with the first recorded wait.
+#[cfg(feature = "diagnostics")]
+#[inline(always)]
+pub(crate) fn parking() {}
+
+#[cfg(feature = "diagnostics")]
 use std::time::Duration;
 
 /// Every phase, of every `Barrier`, `Team`, `BlockBarrier` and
@@ -89,6 +121,7 @@ use std::time::Duration;
 ///     late.arrive_and_wait();
 /// });
 /// ```
+#[cfg(feature = "diagnostics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "diagnostics")))]
 #[must_use]
 pub fn stalls(older_than: Duration) -> Vec<Stall> {

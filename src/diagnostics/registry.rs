@@ -1,6 +1,5 @@
-//! The registry of waiters: every [`Slot`] ever made, each owned by a
-//! thread (for its life) or by a pending async wait (for that wait), and the
-//! one reader that walks them ([`scan`]).
+//! Recording the waits: each thread's slot of the pool (`pool.rs`) and
+//! how a blocking or async wait is written into it.
 //!
 //! A thread takes a slot on its first blocking wait and keeps it in a
 //! thread-local until it exits; the slot then goes back to the pool for the
@@ -13,68 +12,25 @@
 //! The pool's lock is taken only to hand out a slot, by an async wait that
 //! found its phase incomplete, and by the reader.
 //!
-//! Slots are never freed: they live in a `static` pool, leaked on purpose,
-//! so a reader can walk them without caring who owns them. Under the model
+//! Under the model
 //! checkers (`--cfg loom` / `--cfg shuttle`) nothing is registered, since a
 //! model's atomics cannot outlive one execution; the slot's protocol has its
 //! own loom model (`slot.rs`).
 
-use super::slot::{About, Slot, Subject, Wait, Who};
+use super::pool::{self, unclaim};
+use super::slot::{About, Slot, Wait};
+use super::subject::{Subject, WaitInfo, Who};
 use crate::sync::thread_local;
 use std::cell::Cell;
 use std::panic::Location;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-/// A slot of the pool, and who owns it.
-struct Entry {
-    slot: &'static Slot,
-    /// Whether a thread or an async wait owns it.
-    owned: bool,
-    /// The owner, for the report: the thread's name (or its id as Rust
-    /// writes it, `ThreadId(7)`), or `task`.
-    name: String,
-    /// Whether `name` is a name the thread was given.
-    named: bool,
-}
-
-/// Every slot ever made. Locked to hand out or return a slot and by the
-/// reader; never by a blocking wait.
-static POOL: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
-
-fn pool() -> MutexGuard<'static, Vec<Entry>> {
-    // A panic under the lock leaves the pool consistent (each step is one
-    // assignment), so a poisoned lock is used as is.
-    POOL.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Takes a free slot (or makes one) for `name` (`named`: a name given to
-/// the thread).
-fn claim((name, named): (String, bool)) -> &'static Slot {
+/// Takes a slot of the pool for `owner`, first starting the stall-report
+/// monitor if the environment asks for it (a wait is about to be recorded).
+fn claim(owner: (String, bool)) -> &'static Slot {
     super::report::start_if_asked();
-    let mut pool = pool();
-    if let Some(e) = pool.iter_mut().find(|e| !e.owned) {
-        e.owned = true;
-        e.name = name;
-        e.named = named;
-        return e.slot;
-    }
-    let slot: &'static Slot = Box::leak(Box::new(Slot::new()));
-    pool.push(Entry {
-        slot,
-        owned: true,
-        name,
-        named,
-    });
-    slot
-}
-
-/// Gives a slot back (its owner's wait has ended).
-fn unclaim(slot: &'static Slot) {
-    let mut pool = pool();
-    if let Some(e) = pool.iter_mut().find(|e| std::ptr::eq(e.slot, slot)) {
-        e.owned = false;
-    }
+    pool::claim(owner)
 }
 
 /// The name of the calling thread for the report: its name, else its id as
@@ -159,22 +115,6 @@ impl Drop for DescribeAs {
             let _ = LOCAL.try_with(|l| l.describe_as.set(None));
         }
     }
-}
-
-/// A blocking wait to record if it stops spinning: what the waiter knows of
-/// it. Making one costs nothing but the copy.
-#[derive(Clone, Copy)]
-pub(crate) struct WaitInfo {
-    /// The word's key (its address), shared by the phase's waiters.
-    pub(crate) key: usize,
-    /// Also shared by a phase's waiters: a `WarpBarrier`'s mask, else 0.
-    pub(crate) tag: u64,
-    /// The phase waited for (mod 4), or a `WarpBarrier`'s round.
-    pub(crate) phase: u64,
-    /// The waiter's lane (a `WarpBarrier`'s), where the lower layer knows it.
-    pub(crate) who: Option<Who>,
-    pub(crate) subject: Subject,
-    pub(crate) location: &'static Location<'static>,
 }
 
 /// A blocking wait's record, held by the wait (`wait.rs`'s `Waiter`): not
@@ -334,46 +274,4 @@ impl std::fmt::Debug for TaskWait {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("TaskWait")
     }
-}
-
-/// One recorded wait as the reader found it.
-pub(crate) struct Found {
-    pub(crate) wait: Wait,
-    pub(crate) name: String,
-    /// Whether `name` is a name given to the thread.
-    pub(crate) named: bool,
-}
-
-/// Calls `f` with every wait recorded now; while `f` runs, each of those
-/// waits lasts (and a blocking wait's borrow of its subject with it), so `f`
-/// may describe their [`About::Live`] subjects. One reader at a time (the
-/// pool's lock).
-pub(crate) fn scan<R>(f: impl FnOnce(&[Found]) -> R) -> R {
-    let pool = pool();
-    let mut held = Vec::new();
-    let mut found = Vec::new();
-    for e in pool.iter() {
-        if let Some(wait) = e.slot.read() {
-            held.push(e.slot);
-            found.push(Found {
-                wait,
-                name: e.name.clone(),
-                named: e.named,
-            });
-        }
-    }
-    /// Lets go of the records, also if `f` unwinds (a `Debug` that panics).
-    struct Release(Vec<&'static Slot>);
-    impl Drop for Release {
-        fn drop(&mut self) {
-            for slot in &self.0 {
-                slot.release();
-            }
-        }
-    }
-    let _release = Release(held);
-    let r = f(&found);
-    drop(_release);
-    drop(pool);
-    r
 }

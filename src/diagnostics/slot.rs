@@ -14,7 +14,7 @@
 //! store after it filled `wait`, and `ACTIVE → IDLE` with a CAS, which fails
 //! while a reader holds `READ`: the owner then yields until the reader is
 //! done. A reader moves `ACTIVE → ACTIVE | READ` with a CAS and back with a
-//! store. Only one reader at a time (the registry's lock), and a reader never
+//! store. Only one reader at a time (the pool's lock), and a reader never
 //! touches an `IDLE` slot, so the owner's store cannot overwrite a reader's
 //! bit, and the reader's store cannot overwrite an owner's `IDLE`.
 //!
@@ -30,6 +30,7 @@
 //! pointer to its barrier, only what the barrier said of itself when the
 //! wait began ([`About::Taken`]).
 
+use super::subject::{Described, Subject, Who};
 use crate::sync::{yield_to_holder, AtomicU64, Ordering, UnsafeCell};
 use std::panic::Location;
 use std::time::Instant;
@@ -40,52 +41,6 @@ pub(crate) const IDLE: u64 = 0;
 pub(crate) const ACTIVE: u64 = 1;
 /// A reader holds the record (only together with `ACTIVE`).
 pub(crate) const READ: u64 = 2;
-
-/// How a higher layer describes what a waiter waits on, for the report: a
-/// type-erased pointer and the function that reads it.
-#[derive(Clone, Copy)]
-pub(crate) struct Subject {
-    /// The object waited on (a `Barrier`, a `Team`, ...).
-    pub(crate) ptr: *const (),
-    /// Describes `ptr`'s object; `tag` and `phase` are the wait's.
-    ///
-    /// Safety contract: called only while the object is alive.
-    pub(crate) describe: unsafe fn(ptr: *const (), tag: u64, phase: u64) -> Described,
-    /// When waiters of one phase describe it differently (a seat's wait
-    /// says `Team`, an observer's parity wait on the same word `Barrier`),
-    /// the highest level wins (among the threads' live descriptions, or
-    /// else among the tasks' taken ones).
-    pub(crate) level: u8,
-}
-
-// SAFETY: a `Subject` is a pointer to a barrier (`Barrier`, `Team`,
-// `BlockBarrier`, `WarpBarrier`) and a function that only reads its atomics
-// and its immutable fields (its `Debug`, its missing ranks), never its
-// completion function: that reading is sound from any thread, whatever `F`.
-// The pointer is dereferenced only while a blocking wait that borrows the
-// barrier lasts, or during a poll of a future that borrows it (module docs).
-unsafe impl Send for Subject {}
-// SAFETY: as for `Send`: shared, it is only copied and read.
-unsafe impl Sync for Subject {}
-
-impl std::fmt::Debug for Subject {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Subject")
-            .field("level", &self.level)
-            .finish_non_exhaustive()
-    }
-}
-
-/// What a [`Subject`] says about itself: taken when the report is made for
-/// a blocking wait, when the wait began for an async one.
-#[derive(Clone)]
-pub(crate) struct Described {
-    pub(crate) kind: &'static str,
-    pub(crate) debug: String,
-    pub(crate) missing: Option<Vec<usize>>,
-    /// A `WarpBarrier`'s mask.
-    pub(crate) mask: Option<u64>,
-}
 
 /// What a record says about the object waited on.
 #[derive(Clone)]
@@ -108,17 +63,6 @@ impl About {
             About::Taken { level, .. } => *level,
         }
     }
-}
-
-/// Who waits, where the object waited on numbers its participants: the
-/// report names the waiter by it rather than by its thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Who {
-    /// A `Team`'s seat, or a block's (a seat of a `BlockBarrier`, a
-    /// `launch` thread).
-    Rank(usize),
-    /// A `WarpBarrier`'s lane.
-    Lane(usize),
 }
 
 /// One wait, as its owner recorded it.
@@ -173,10 +117,7 @@ impl Slot {
 
     /// The owner's wait is over: waits for a reader to let go, then `IDLE`.
     pub(crate) fn end(&self) {
-        // Acquire: reads the reader's Release store of ACTIVE, so the
-        // reader's reads of `wait` and of the subject happen-before the
-        // owner's return (after which the subject may go) and its next
-        // `begin`. Relaxed on failure: we only retry.
+        // Acquire: the reader's reads → the owner's return; failure Relaxed (orderings.md).
         while self
             .state
             .compare_exchange(ACTIVE, IDLE, Ordering::Acquire, Ordering::Relaxed)

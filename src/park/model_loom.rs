@@ -66,9 +66,7 @@ mod lot {
     loom::thread_local! {
         static SLOT: usize = {
             let lot = &*LOT;
-            // Relaxed: an RMW, so every thread gets a distinct number under
-            // any ordering; the slot's contents are published by the lock's
-            // Release bit-set (`Lock::lock`), not by this.
+            // Relaxed: an RMW numbers the threads; the lock's Release publishes the slot (orderings.md).
             let slot = lot.next_slot.fetch_add(1, Ordering::Relaxed);
             assert!(slot < SLOTS, "more model threads than loom allows");
             // SAFETY: slot `slot` is ours alone, and nobody reads it before
@@ -91,19 +89,10 @@ mod lot {
             let mut s = 0;
             loop {
                 let (new, order) = if s & LOCKED == 0 {
-                    // Acquire: reads the 0 of the last holder's AcqRel swap
-                    // (`unlock`), or a later RMW of its release sequence, and
-                    // so synchronizes with it: its critical section
-                    // (`sleepers`, a bucket's list) happens-before ours. With
-                    // Relaxed we would exclude without ordering, and could
-                    // read that list stale.
+                    // Acquire: the last holder's critical section → ours (orderings.md).
                     (s | LOCKED, Ordering::Acquire)
                 } else {
-                    // Release: the unlocker's AcqRel swap reads this bit (or
-                    // a later RMW of its release sequence), so our write of
-                    // `threads[me]` (the `SLOT` initializer, before this)
-                    // happens-before its unpark of that slot; with Relaxed it
-                    // could read the slot's `None`.
+                    // Release: our `threads[me]` → the unlocker's unpark of it (orderings.md).
                     (s | bit(me), Ordering::Release)
                 };
                 // Relaxed on failure: the value found only seeds the retry,
@@ -122,10 +111,7 @@ mod lot {
         }
 
         pub(crate) fn unlock(&self) {
-            // AcqRel: Release, so the next locker's Acquire CAS, which reads
-            // this 0 or a later RMW, happens-after our critical section;
-            // Acquire, so we synchronize with each waiter's Release bit-set
-            // and read the `threads` slot it wrote before it (`LOT.wake`).
+            // AcqRel: our critical section → the next locker; each waiter's slot → us (orderings.md).
             let waiters = self.0.swap(0, Ordering::AcqRel) & !LOCKED;
             LOT.wake(waiters);
         }

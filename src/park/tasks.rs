@@ -194,10 +194,7 @@ impl TaskNode {
         let mut fresh = (!self.queued.load(Ordering::Relaxed)).then(|| waker.clone());
         loop {
             let guard = bucket.lock.lock();
-            // Relaxed: both stores of `queued` (`push`, `unlink`) are made
-            // with the bucket locked, and we hold it: the last one
-            // happens-before this load through the lock, and coherence makes
-            // it read that one (or its own later store).
+            // Relaxed: every store of `queued` is made under the lock we hold (orderings.md).
             let linked = self.queued.load(Ordering::Relaxed);
             if !linked && !validate() {
                 drop(guard);
@@ -235,12 +232,7 @@ impl TaskNode {
     /// Unlinks the node if it is still linked; afterwards no `wake_all`
     /// touches it.
     pub(crate) fn deregister(self: Pin<&Self>) {
-        // Acquire: a `false` other than the node's initial one is
-        // `unlink`'s Release store, the unlinker's last access to the node;
-        // this load synchronizes with it, so the unlinker's writes to the
-        // links happen-before our return and the node's reuse or drop. With
-        // Relaxed the future could be dropped while those writes still race
-        // with the memory being freed.
+        // Acquire: the unlinker's last access to the node → our return (orderings.md).
         if !self.queued.load(Ordering::Acquire) {
             return;
         }
@@ -318,11 +310,7 @@ impl Bucket {
             }
             list.tail = me;
         });
-        // Relaxed: `true` hands nothing over. It is read under the lock
-        // (ordered by it), or by the owner, whose later polls and drop
-        // happen-after this `register` (program order, or the executor's
-        // hand-over of the future); a stale `true` there only sends the owner
-        // to the lock. The Release that matters is the unlinker's `false`.
+        // Relaxed: `true` hands nothing over; the unlinker's `false` is the Release (orderings.md).
         node.queued.store(true, Ordering::Relaxed);
     }
 
@@ -357,11 +345,7 @@ impl Bucket {
                 unsafe { (*next).with_links(|l| l.prev = prev) };
             }
         });
-        // Release: the owner's Acquire load in `deregister` that reads this
-        // `false` synchronizes with it, so every access of ours to the node
-        // (its links and waker, above) happens-before the owner lets the
-        // node go; with Relaxed the node's drop could race with them
-        // (module docs).
+        // Release: our accesses to the node → the owner letting it go (orderings.md).
         node.queued.store(false, Ordering::Release);
         waker
     }

@@ -1,8 +1,8 @@
 //! The seat operations a user calls, as the word's messages name them: a
-//! seat's arrival reaches the word as one neutral combined operation
-//! (`Op::Combined`, `Op::LeaveAfter`), and this is its name.
+//! seat's arrival reaches the word as the one arrival operation
+//! (`Op::Arrival`), and this is its name.
 
-use crate::op::Op;
+use crate::op::{Op, PhaseOf};
 use crate::phase::Phase;
 use std::fmt;
 
@@ -17,16 +17,20 @@ pub(crate) enum SeatCall {
     ArriveAndWaitAsync,
     /// `Team::join()`: no arrival, the name of its join on the word.
     Join,
+    /// An arrival and wait made for a call on a handle built on the seat
+    /// (a block's sync), named as the user called it.
+    Named(&'static str),
 }
 
 impl SeatCall {
     /// A combined operation on the word named after this call: `arrivals`
     /// seats arrive, `drops` of them leave, plus `tx`; `quiet` for a drop.
     pub(crate) fn combined(&self, arrivals: u32, drops: u32, tx: u32, quiet: bool) -> Op<'_> {
-        Op::Combined {
+        Op::Arrival {
             arrivals,
             drops,
             tx,
+            phase: PhaseOf::Running,
             quiet,
             name: self,
         }
@@ -34,15 +38,24 @@ impl SeatCall {
 
     /// A flat team's seat arriving in `phase`, named after this call.
     pub(crate) fn seat_arrival(&self, phase: Phase) -> Op<'_> {
-        Op::SeatArrival { phase, name: self }
+        Op::Arrival {
+            arrivals: 1,
+            drops: 0,
+            tx: 0,
+            phase: PhaseOf::Exactly(phase),
+            quiet: false,
+            name: self,
+        }
     }
 
     /// `count` seats leaving after their last arrival in `arrived_in` (a
     /// flat team's one seat, or a tree's round of leavers only).
     pub(crate) fn leave_after(&self, arrived_in: Phase, count: u32, quiet: bool) -> Op<'_> {
-        Op::LeaveAfter {
-            arrived_in,
-            count,
+        Op::Arrival {
+            arrivals: count,
+            drops: count,
+            tx: 0,
+            phase: PhaseOf::After(arrived_in),
             quiet,
             name: self,
         }
@@ -67,6 +80,7 @@ impl fmt::Display for SeatCall {
             SeatCall::Drop => f.write_str("drop(Seat)"),
             SeatCall::ArriveAndWaitAsync => f.write_str("Seat::arrive_and_wait_async()"),
             SeatCall::Join => f.write_str("Team::join()"),
+            SeatCall::Named(name) => f.write_str(name),
         }
     }
 }

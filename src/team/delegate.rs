@@ -4,10 +4,12 @@
 //! `arrive*` of its own and does not dereference to its barrier.
 
 use super::Team;
-use crate::barrier::{ParityWaitFuture, WaitFuture};
 use crate::completion::Completion;
+use crate::engine::{ParityWaitFuture, WaitFuture};
 use crate::phase::Phase;
-use crate::token::ArrivalToken;
+use crate::state::Snapshot;
+use crate::sync::Ordering;
+use crate::token::{ArrivalToken, BarrierWaitResult};
 #[cfg(doc)]
 use crate::Barrier;
 use std::fmt;
@@ -30,7 +32,6 @@ impl<F: Completion> Team<F> {
     /// ```
     #[track_caller]
     pub fn wait(&self, token: ArrivalToken) {
-        #[cfg(feature = "diagnostics")]
         let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait(token);
     }
@@ -77,7 +78,6 @@ impl<F: Completion> Team<F> {
     /// ```
     #[track_caller]
     pub fn wait_timeout(&self, token: ArrivalToken, timeout: Duration) -> Result<(), ArrivalToken> {
-        #[cfg(feature = "diagnostics")]
         let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait_timeout(token, timeout)
     }
@@ -104,7 +104,6 @@ impl<F: Completion> Team<F> {
         token: ArrivalToken,
         deadline: Instant,
     ) -> Result<(), ArrivalToken> {
-        #[cfg(feature = "diagnostics")]
         let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait_deadline(token, deadline)
     }
@@ -162,7 +161,6 @@ impl<F: Completion> Team<F> {
     /// ```
     #[track_caller]
     pub fn wait_parity(&self, parity: bool) {
-        #[cfg(feature = "diagnostics")]
         let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait_parity(parity);
     }
@@ -184,7 +182,6 @@ impl<F: Completion> Team<F> {
     #[track_caller]
     #[must_use = "false: the phase had not completed in time"]
     pub fn wait_parity_timeout(&self, parity: bool, timeout: Duration) -> bool {
-        #[cfg(feature = "diagnostics")]
         let _as = self.describe_wait(std::panic::Location::caller());
         self.barrier.wait_parity_timeout(parity, timeout)
     }
@@ -277,7 +274,6 @@ impl<F: Completion> Team<F> {
     #[track_caller]
     pub fn wait_async(&self, token: ArrivalToken) -> WaitFuture<'_, F> {
         let future = self.barrier.wait_async(token);
-        #[cfg(feature = "diagnostics")]
         let future = future.described_as(self.subject());
         future
     }
@@ -300,10 +296,9 @@ impl<F: Completion> Team<F> {
     ///     .unwrap()
     ///     .block_on(team.wait_parity_async(false)); // returns at once
     /// ```
-    #[cfg_attr(feature = "diagnostics", track_caller)]
+    #[track_caller]
     pub fn wait_parity_async(&self, parity: bool) -> ParityWaitFuture<'_, F> {
         let future = self.barrier.wait_parity_async(parity);
-        #[cfg(feature = "diagnostics")]
         let future = future.described_as(self.subject());
         future
     }
@@ -311,14 +306,15 @@ impl<F: Completion> Team<F> {
     /// One seat-less arrival and wait on the team's word, bypassing the
     /// tree: only for a caller that never hands out a seat of this team
     /// (a `BlockBarrier` used seat-less), for which the team is a plain
-    /// barrier of `seat_count()` participants.
+    /// barrier of `seat_count()` participants. `name` is the call the user
+    /// made, for the messages.
     #[track_caller]
     #[inline]
-    pub(crate) fn arrive_and_wait_seatless(&self) -> crate::BarrierWaitResult {
-        self.barrier.arrive_and_wait()
+    pub(crate) fn arrive_and_wait_seatless(&self, name: &'static str) -> BarrierWaitResult {
+        self.barrier.arrive_and_wait_as(name)
     }
 
-    /// The current phase modulo 4 (`Relaxed`); see `Barrier::phase`.
+    /// The current phase modulo 4 (`Relaxed`); see `Engine::phase`.
     #[inline]
     pub(crate) fn phase(&self) -> Phase {
         self.barrier.phase()
@@ -333,7 +329,7 @@ impl<F> Team<F> {
 
     /// One load of the team's word, for the queries of what is built on it.
     #[inline]
-    pub(crate) fn word(&self, order: crate::sync::Ordering) -> crate::state::Snapshot {
+    pub(crate) fn word(&self, order: Ordering) -> Snapshot {
         self.barrier.word(order)
     }
 }

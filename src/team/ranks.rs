@@ -42,28 +42,12 @@
 //!
 //! # Reading the table
 //!
-//! A seat stores its entry before the arrival that it describes, so a
-//! reader that happens-after an arrival (it read the word `Acquire` in the
-//! phase after it, or later) sees its entry. Every entry that a reader can
-//! see then holds at most `P + 2` (the current phase `P`: `P + 1` for a
-//! rank that arrived in `P`, or for a seat that arrived in `P` and left from
-//! the next phase on; `P + 2` for a flat seat that arrived in `P` and whose
-//! next arrival, for `P + 1`, has stored its entry before the word's RMW
-//! decides: it waits out `P`'s completion window there, or is refused as a
-//! double arrival and puts the entry back, `Seat::arrive_flat`), and one
-//! that takes part at least `P` (it arrived in every phase before `P`, or
-//! joined in `P`). So the largest entry `M` fixes the wide number of `P`:
-//! the one value in `M - 2 ..= M + 1` that is `P` modulo 4 (with no rank
-//! taking part, `M` is the last leave's phase, `P - 1 ..= P`: a team whose
-//! every participant left is retired once that phase completes). An entry
-//! of `P + 2` reads right for the rest too: its seat arrived in `P`.
-//! [`Team::join`] reads it that way after its `Acquire` RMW of the word
-//! (its first look, before the RMW, may straddle a completion, and only
-//! refuses); `missing()` and `Debug` read it the same way after an
-//! `Acquire` load (a snapshot: exact while nobody arrives).
+//! Why a reader that read the word `Acquire` can fix the wide phase from
+//! the largest entry: docs/design/orderings.md, "Reading the per-rank table".
 
-use super::seat::wide_phase;
-use super::*;
+use super::Team;
+use crate::phase::Phase;
+use crate::sync::{AtomicU64, Ordering};
 
 /// Rank never took part (`seats..capacity` at the start).
 pub(super) const FREE: u64 = 0;
@@ -119,7 +103,7 @@ impl<F> Team<F> {
     }
 
     /// The wide number of the current phase, whose value modulo 4 is
-    /// `phase` (module docs, "Reading the table").
+    /// `phase` (orderings.md, "Reading the per-rank table").
     pub(super) fn wide_phase(&self, phase: Phase) -> u64 {
         let max = self.entries().map(Entry::wide).max().unwrap_or(0);
         // `M - 2`, not `M - 1`: a flat seat's entry may be two ahead.
@@ -142,7 +126,7 @@ impl<F> Team<F> {
     pub(super) fn missing_in(&self, phase: Phase) -> Vec<usize> {
         self.entries()
             .enumerate()
-            .filter(|(_, e)| e.takes_part() && wide_phase(e.wide()) == phase)
+            .filter(|(_, e)| e.takes_part() && Phase::of_wide(e.wide()) == phase)
             .map(|(r, _)| r)
             .collect()
     }
@@ -156,7 +140,7 @@ impl<F> Team<F> {
         };
         for e in self.entries() {
             let (takes_part, arrived) = match e.state() {
-                PART | UNHANDED => (true, wide_phase(e.wide()) != phase),
+                PART | UNHANDED => (true, Phase::of_wide(e.wide()) != phase),
                 // Its leave is its arrival in `wide`, or (it arrived in
                 // `wide` and left from the next phase on) in `wide + 1`.
                 LEFT => {

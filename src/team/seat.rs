@@ -2,12 +2,23 @@
 //! (the design: docs/design/team-tree.md; the orderings:
 //! docs/design/orderings.md).
 
+use super::call::SeatCall;
 use super::ranks::Entry;
-use super::tree::Contribution;
-use super::*;
-use crate::barrier::Target;
+use super::tree::{Contribution, Front};
+use super::Team;
+use crate::completion::Completion;
+use crate::engine::Target;
+use crate::engine::{ArriveAndWaitFuture, Engine};
+use crate::op::poisoned_panic;
 use crate::op::Misuse;
+use crate::phase::Phase;
 use crate::state::Poison;
+use crate::sync::{AtomicU64, Ordering};
+use crate::token::{ArrivalToken, BarrierWaitResult};
+#[cfg(doc)]
+use crate::Barrier;
+use std::cell::Cell;
+use std::fmt;
 
 /// One participant's place in a [`Team`]: it arrives through its seat.
 ///
@@ -65,7 +76,7 @@ impl<'a, F: Completion> Seat<'a, F> {
     /// The seat of `rank`, whose last arrival was in (wide) phase `last`.
     pub(super) fn new(team: &'a Team<F>, rank: usize, last: u64, direct: bool) -> Seat<'a, F> {
         // The wide "phase -1" is `Phase::BEFORE_ZERO` modulo 4.
-        debug_assert!(last != u64::MAX || wide_phase(last) == Phase::BEFORE_ZERO);
+        debug_assert!(last != u64::MAX || Phase::of_wide(last) == Phase::BEFORE_ZERO);
         Seat {
             team,
             rank: rank as u32,
@@ -77,7 +88,7 @@ impl<'a, F: Completion> Seat<'a, F> {
 
     /// The phase (mod 4) of this seat's next arrival (or leave).
     pub(crate) fn next_phase(&self) -> Phase {
-        wide_phase(self.last.get().wrapping_add(1))
+        Phase::of_wide(self.last.get().wrapping_add(1))
     }
 
     /// Stores this rank's entry, before the arrival or leave it describes
@@ -151,18 +162,32 @@ impl<F: Completion> Seat<'_, F> {
     #[track_caller]
     #[inline]
     pub fn arrive_and_wait(&self) -> BarrierWaitResult {
-        let (token, completed) = self.arrive_as(SeatCall::ArriveAndWait, 0);
+        self.arrive_and_wait_named(SeatCall::ArriveAndWait, "Seat::arrive_and_wait()")
+    }
+
+    /// [`arrive_and_wait`](Seat::arrive_and_wait) for a handle built on
+    /// the seat (a block's sync): its messages name `name`, the call the
+    /// user made.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn arrive_and_wait_as(&self, name: &'static str) -> BarrierWaitResult {
+        self.arrive_and_wait_named(SeatCall::Named(name), name)
+    }
+
+    /// One arrival as `call` and the wait for its phase, whose panics name
+    /// `wait_name` (the call the user made).
+    #[track_caller]
+    #[inline]
+    fn arrive_and_wait_named(&self, call: SeatCall, wait_name: &'static str) -> BarrierWaitResult {
+        let (token, completed) = self.arrive_as(call, 0);
         if !completed {
-            #[cfg(feature = "diagnostics")]
             let _as = self
                 .team
                 .describe_seat_wait(std::panic::Location::caller(), self.rank as usize);
-            // Its panics name the call the user made.
-            let call = "Seat::arrive_and_wait()";
             let done = self
                 .team
                 .barrier
-                .wait_for(call, Target::Token(token.phase), None);
+                .wait_for(wait_name, Target::Token(token.phase), None);
             debug_assert!(done);
         }
         BarrierWaitResult {
@@ -201,7 +226,6 @@ impl<F: Completion> Seat<'_, F> {
             token.phase,
             completed,
         );
-        #[cfg(feature = "diagnostics")]
         let future = future.described_as(self.team.subject());
         future
     }
@@ -251,10 +275,8 @@ impl<F: Completion> Seat<'_, F> {
     #[track_caller]
     pub fn arrive_and_drop(self) {
         let barrier = &self.team.barrier;
-        // Relaxed: a poisoned word is only a reason to panic, which reads
-        // nothing the poisoner wrote; a stale unpoisoned word leads to the
-        // arrival's RMW, which reads the latest word and orders itself.
-        let s = barrier.snapshot(Ordering::Relaxed);
+        // Relaxed: only a reason to panic; a stale word leads to the RMW, which decides (orderings.md).
+        let s = barrier.word(Ordering::Relaxed);
         if s.poison().is_some() {
             poisoned_panic(SeatCall::ArriveAndDrop, s);
         }
@@ -270,13 +292,9 @@ impl<F: Completion> Seat<'_, F> {
     #[inline]
     pub(super) fn enter(&self, call: SeatCall) -> Phase {
         let barrier = &self.team.barrier;
-        let last = wide_phase(self.last.get());
-        // Acquire: synchronizes with the root climber's RMW that started
-        // this phase (state.rs point 3), which came after every node's
-        // re-arm of the last round; so this arrival's node RMW
-        // happens-after its node's re-arm. With Relaxed the RMW could read
-        // the node's previous round (orderings.md, point 3).
-        let mut s = barrier.snapshot(Ordering::Acquire);
+        let last = Phase::of_wide(self.last.get());
+        // Acquire: the phase's start → this seat's node RMW, point 3 (orderings.md).
+        let mut s = barrier.word(Ordering::Acquire);
         loop {
             if s.poison().is_some() {
                 poisoned_panic(call, s);
@@ -299,7 +317,7 @@ impl<F: Completion> Seat<'_, F> {
             }
             // Acquire: as above: the next turn may arrive on this word, so it
             // must synchronize with the RMW that started the phase it shows.
-            s = barrier.snapshot(Ordering::Acquire);
+            s = barrier.word(Ordering::Acquire);
         }
     }
 
@@ -318,7 +336,7 @@ impl<F: Completion> Seat<'_, F> {
     #[inline]
     pub(super) fn arrive_as(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
         let barrier = &self.team.barrier;
-        if tx == 0 && self.team.nodes.is_empty() {
+        if let (0, Front::Flat) = (tx, &self.team.front) {
             return self.arrive_flat(call);
         }
         let phase = self.enter(call);
@@ -333,7 +351,7 @@ impl<F: Completion> Seat<'_, F> {
             leave: false,
         };
         let wide = self.last.get().wrapping_add(1);
-        debug_assert_eq!(wide_phase(wide), phase);
+        debug_assert_eq!(Phase::of_wide(wide), phase);
         self.publish(Entry::new(super::PART, wide.wrapping_add(1)));
         let result = self.contribute(phase, arrival, call, false);
         self.last.set(wide);
@@ -342,7 +360,7 @@ impl<F: Completion> Seat<'_, F> {
 
     /// A flat team's plain arrival: one RMW of the word, whose own read is
     /// the entry check. The seat knows the phase of its arrival (the one
-    /// after its last); [`Op::SeatArrival`] refuses a word still in the
+    /// after its last); [`PhaseOf::Exactly`] refuses a word still in the
     /// seat's last phase, poisoned or retired, and waits out a completion
     /// window as every arrival does. No load of the word before the RMW: on
     /// a contended line that load is a miss of its own, and the RMW's
@@ -355,18 +373,18 @@ impl<F: Completion> Seat<'_, F> {
     /// (team/ranks.rs); a refused arrival puts the seat's previous entry
     /// back before it panics, so that nothing it changed stays changed.
     /// Until then the table holds an entry two phases ahead of the word's
-    /// (team/ranks.rs, "Reading the table", reads it right). The refusal
+    /// (orderings.md, "Reading the per-rank table", reads it right). The refusal
     /// inside the team's own completion function is a panic out of the
     /// RMW's wait for the next phase, so the entry goes back as that
     /// unwinds ([`Unpublish`]).
     ///
-    /// [`Op::SeatArrival`]: crate::op::Op::SeatArrival
+    /// [`PhaseOf::Exactly`]: crate::op::PhaseOf::Exactly
     #[track_caller]
     #[inline]
     fn arrive_flat(&self, call: SeatCall) -> (ArrivalToken, bool) {
         let barrier = &self.team.barrier;
         let wide = self.last.get().wrapping_add(1);
-        let phase = wide_phase(wide);
+        let phase = Phase::of_wide(wide);
         let unpublish = Unpublish {
             barrier,
             // Relaxed: this seat's own entry, which only this thread writes.
@@ -419,13 +437,18 @@ impl<F: Completion> Seat<'_, F> {
         quiet: bool,
     ) -> (ArrivalToken, bool) {
         let team = self.team;
-        if team.nodes.is_empty() || self.direct.replace(false) {
-            return team
-                .barrier
-                .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet));
-        }
+        let tree = match &team.front {
+            // A tree's seat goes to its leaf unless its first arrival is owed
+            // on the word (`direct`); a flat seat never reads `direct`.
+            Front::Tree(tree) if !self.direct.replace(false) => tree,
+            _ => {
+                return team
+                    .barrier
+                    .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet))
+            }
+        };
         let leaf = self.rank / team.fan_in;
-        match team.climb(leaf, round, c) {
+        match tree.climb(leaf, round, c) {
             None => (team.barrier.token_for(round), false),
             Some(sums) => team.arrive_root(round, sums, call, quiet),
         }
@@ -441,7 +464,7 @@ impl<F: Completion> Seat<'_, F> {
     /// In that order: while that arrival is owed, phase `p` cannot
     /// complete, so a round `p + 1` that the leave completes (every other
     /// member of the leaf left early too) finds the word still in phase `p`
-    /// and folds its drops into it (`Op::LeaveAfter`). The other order
+    /// and folds its drops into it (`Op::Arrival`, `PhaseOf::After`). The other order
     /// could complete phase `p` first and turn those drops into arrivals of
     /// phase `p + 1`: a phase that nobody takes part in, completed anyway.
     #[track_caller]
@@ -449,8 +472,8 @@ impl<F: Completion> Seat<'_, F> {
         let last = self.last.get();
         // Its leave counts as its arrival in the phase after its last one.
         self.publish(Entry::new(super::LEFT, last.wrapping_add(1)));
-        let last = wide_phase(last);
-        if self.team.nodes.is_empty() {
+        let last = Phase::of_wide(last);
+        if let Front::Flat = self.team.front {
             let _left = self
                 .team
                 .barrier
@@ -488,7 +511,7 @@ impl<F: Completion> Seat<'_, F> {
 /// the RMW is a completion function that this arrival ran, after it
 /// counted: its entry stays. A counted arrival forgets the guard.
 struct Unpublish<'a, F: Completion> {
-    barrier: &'a Barrier<F>,
+    barrier: &'a Engine<F>,
     entry: (&'a AtomicU64, u64),
 }
 
@@ -508,12 +531,6 @@ impl<F: Completion> Drop for Unpublish<'_, F> {
     }
 }
 
-/// The phase modulo 4 of a wide phase number (team/ranks.rs).
-#[inline]
-pub(super) fn wide_phase(wide: u64) -> Phase {
-    Phase::new(wide as u8)
-}
-
 impl<F: Completion> Drop for Seat<'_, F> {
     /// Leaves the team; poisons it if the thread is unwinding.
     fn drop(&mut self) {
@@ -522,11 +539,8 @@ impl<F: Completion> Drop for Seat<'_, F> {
             barrier.poison_because(Poison::Panic);
             return;
         }
-        // Relaxed: only skips a leave that would do nothing, and reads
-        // nothing on the strength of it; a stale running word leads to the
-        // leave's RMW, which reads the latest word and is quiet on a
-        // poisoned or retired one.
-        let s = barrier.snapshot(Ordering::Relaxed);
+        // Relaxed: only skips a leave that does nothing; the leave's RMW decides (orderings.md).
+        let s = barrier.word(Ordering::Relaxed);
         if s.poison().is_some() || s.is_retired() {
             return;
         }

@@ -182,9 +182,7 @@ pub(crate) fn may_yield(policy: Policy, now: Instant) -> bool {
         _ if sync::MODEL => true,
         #[cfg(feature = "bench")]
         Policy::SpinOnly => false,
-        // Relaxed: a hint; the decision (yield or not) is correct either
-        // way and reads no data, so a stale value costs one yield too many
-        // or too few, never a wrong result.
+        // Relaxed: a hint; either answer is correct and no data is read (orderings.md).
         _ => since_epoch(now) >= YIELD_OFF_UNTIL.load(Ordering::Relaxed),
     }
 }

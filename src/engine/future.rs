@@ -5,15 +5,18 @@
 //!
 //! Each holds its task's node of the task table (`park/tasks.rs`): the
 //! future is `!Unpin`, the node is linked while the task waits, and dropping
-//! the future unlinks it. The polling itself is `Barrier::poll_wait_async`
-//! (`barrier/wait_async.rs`).
+//! the future unlinks it. The polling itself is `Engine::poll_wait_async`
+//! (`engine/wait_async.rs`).
 
 use super::wait::Target;
-use super::Barrier;
+use super::Engine;
 use crate::completion::Completion;
+use crate::diagnostics::FutureWait;
 use crate::park::TaskNode;
 use crate::phase::Phase;
 use crate::token::BarrierWaitResult;
+#[cfg(doc)]
+use crate::Barrier;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -50,11 +53,10 @@ use std::task::{Context, Poll};
 /// ```
 #[must_use = "futures do nothing unless polled; the arrival already happened"]
 pub struct WaitFuture<'a, F = ()> {
-    barrier: &'a Barrier<F>,
+    barrier: &'a Engine<F>,
     phase: Phase,
     node: TaskNode,
-    #[cfg(feature = "diagnostics")]
-    diag: Diag,
+    diag: FutureWait,
 }
 
 /// The future of [`Barrier::wait_parity_async`]: completes once the phase of
@@ -80,11 +82,10 @@ pub struct WaitFuture<'a, F = ()> {
 /// ```
 #[must_use = "futures do nothing unless polled"]
 pub struct ParityWaitFuture<'a, F = ()> {
-    barrier: &'a Barrier<F>,
+    barrier: &'a Engine<F>,
     parity: bool,
     node: TaskNode,
-    #[cfg(feature = "diagnostics")]
-    diag: Diag,
+    diag: FutureWait,
 }
 
 /// The future of [`Barrier::arrive_and_wait_async`]: the arrival happened
@@ -112,14 +113,13 @@ pub struct ParityWaitFuture<'a, F = ()> {
 /// ```
 #[must_use = "futures do nothing unless polled; the arrival already happened"]
 pub struct ArriveAndWaitFuture<'a, F = ()> {
-    barrier: &'a Barrier<F>,
+    barrier: &'a Engine<F>,
     /// The operation, for panic messages.
     op: &'static str,
     phase: Phase,
     leader: bool,
     node: TaskNode,
-    #[cfg(feature = "diagnostics")]
-    diag: Diag,
+    diag: FutureWait,
 }
 
 // The node must stay where the table points: every future is `!Unpin`.
@@ -130,42 +130,19 @@ static_assertions::assert_impl_all!(WaitFuture<'static>: Send, Sync, fmt::Debug)
 static_assertions::assert_impl_all!(ParityWaitFuture<'static>: Send, Sync, fmt::Debug);
 static_assertions::assert_impl_all!(ArriveAndWaitFuture<'static>: Send, Sync, fmt::Debug);
 
-/// A future's record for the stall reports: where its wait was made, and
-/// the record while it is pending.
-#[cfg(feature = "diagnostics")]
-#[derive(Debug)]
-struct Diag {
-    location: &'static std::panic::Location<'static>,
-    /// A higher layer's description of the wait (a `Team`'s), if any.
-    subject: Option<crate::diagnostics::Subject>,
-    wait: crate::diagnostics::TaskWait,
-}
-
-#[cfg(feature = "diagnostics")]
-impl Diag {
-    #[track_caller]
-    fn here() -> Diag {
-        Diag {
-            location: std::panic::Location::caller(),
-            subject: None,
-            wait: Default::default(),
-        }
-    }
-
-    /// After a poll of a wait on `barrier` (for `phase`, or its current one).
-    fn polled<F>(&self, barrier: &Barrier<F>, phase: Option<Phase>, pending: bool) {
-        // SAFETY: called from a poll of the future that borrows `barrier`,
-        // and a higher layer's subject owns the barrier (`described_as`):
-        // both are alive for the call.
-        unsafe {
-            self.wait.polled(
-                pending,
-                barrier.key(),
-                || phase.unwrap_or_else(|| barrier.current_phase()).bits(),
-                self.subject.unwrap_or_else(|| barrier.subject()),
-                self.location,
-            );
-        }
+/// After a poll of `barrier`'s wait (for `phase`, or its current one):
+/// the future's record for the stall reports.
+fn polled<F>(diag: &FutureWait, barrier: &Engine<F>, phase: Option<Phase>, pending: bool) {
+    // SAFETY: called from a poll of the future that borrows `barrier`, and
+    // a higher layer's subject owns the barrier (`described_as`): both are
+    // alive for the call.
+    unsafe {
+        diag.polled(
+            pending,
+            barrier.key(),
+            || phase.unwrap_or_else(|| barrier.phase()).bits(),
+            || barrier.subject(),
+        );
     }
 }
 
@@ -173,42 +150,38 @@ impl Diag {
 /// the stall reports: `subject` must own the barrier the future borrows,
 /// so that it is alive whenever the future is polled (it is described
 /// during polls only).
-#[cfg(feature = "diagnostics")]
 macro_rules! described_as {
     ($($future:ident),*) => {$(
         impl<F> $future<'_, F> {
             pub(crate) fn described_as(mut self, subject: crate::diagnostics::Subject) -> Self {
-                self.diag.subject = Some(subject);
+                self.diag.describe_as(subject);
                 self
             }
         }
     )*};
 }
-#[cfg(feature = "diagnostics")]
 described_as!(WaitFuture, ParityWaitFuture, ArriveAndWaitFuture);
 
 impl<'a, F: Completion> WaitFuture<'a, F> {
-    #[cfg_attr(feature = "diagnostics", track_caller)]
-    pub(crate) fn new(barrier: &'a Barrier<F>, phase: Phase) -> Self {
+    #[track_caller]
+    pub(crate) fn new(barrier: &'a Engine<F>, phase: Phase) -> Self {
         WaitFuture {
             barrier,
             phase,
             node: barrier.task_node(),
-            #[cfg(feature = "diagnostics")]
-            diag: Diag::here(),
+            diag: FutureWait::here(),
         }
     }
 }
 
 impl<'a, F: Completion> ParityWaitFuture<'a, F> {
-    #[cfg_attr(feature = "diagnostics", track_caller)]
-    pub(crate) fn new(barrier: &'a Barrier<F>, parity: bool) -> Self {
+    #[track_caller]
+    pub(crate) fn new(barrier: &'a Engine<F>, parity: bool) -> Self {
         ParityWaitFuture {
             barrier,
             parity,
             node: barrier.task_node(),
-            #[cfg(feature = "diagnostics")]
-            diag: Diag::here(),
+            diag: FutureWait::here(),
         }
     }
 }
@@ -217,9 +190,9 @@ impl<'a, F: Completion> ArriveAndWaitFuture<'a, F> {
     /// The wait after an arrival already recorded by `op` (named in panic
     /// messages) in `phase`; `completed` if that arrival completed it (the
     /// future is then ready at once, and its result is the leader's).
-    #[cfg_attr(feature = "diagnostics", track_caller)]
+    #[track_caller]
     pub(crate) fn arrived(
-        barrier: &'a Barrier<F>,
+        barrier: &'a Engine<F>,
         op: &'static str,
         phase: Phase,
         completed: bool,
@@ -230,8 +203,7 @@ impl<'a, F: Completion> ArriveAndWaitFuture<'a, F> {
             phase,
             leader: completed,
             node: barrier.task_node(),
-            #[cfg(feature = "diagnostics")]
-            diag: Diag::here(),
+            diag: FutureWait::here(),
         }
     }
 }
@@ -255,9 +227,12 @@ impl<F: Completion> Future for WaitFuture<'_, F> {
         let poll = this
             .barrier
             .poll_wait_async("wait_async", pinned_node!(this), cx, target);
-        #[cfg(feature = "diagnostics")]
-        this.diag
-            .polled(this.barrier, Some(this.phase), poll.is_pending());
+        polled(
+            &this.diag,
+            this.barrier,
+            Some(this.phase),
+            poll.is_pending(),
+        );
         poll
     }
 }
@@ -271,8 +246,7 @@ impl<F: Completion> Future for ParityWaitFuture<'_, F> {
         let poll =
             this.barrier
                 .poll_wait_async("wait_parity_async", pinned_node!(this), cx, target);
-        #[cfg(feature = "diagnostics")]
-        this.diag.polled(this.barrier, None, poll.is_pending());
+        polled(&this.diag, this.barrier, None, poll.is_pending());
         poll
     }
 }
@@ -289,9 +263,12 @@ impl<F: Completion> Future for ArriveAndWaitFuture<'_, F> {
         let poll = this
             .barrier
             .poll_wait_async(this.op, pinned_node!(this), cx, target);
-        #[cfg(feature = "diagnostics")]
-        this.diag
-            .polled(this.barrier, Some(this.phase), poll.is_pending());
+        polled(
+            &this.diag,
+            this.barrier,
+            Some(this.phase),
+            poll.is_pending(),
+        );
         poll.map(|()| BarrierWaitResult { is_leader: false })
     }
 }

@@ -1,0 +1,259 @@
+//! The phase engine that a `Barrier<F>` and a `Team<F>` are built on:
+//! construction, arrivals, tx counts, poisoning. Recording an operation
+//! lives in `engine/record.rs`, the waits in `engine/wait.rs`,
+//! the operations and their misuse in `op.rs`, the word in `state.rs` and
+//! its transitions in `state/transitions.rs`, running the completion
+//! function in `completion.rs`, the tokens in `token.rs`.
+
+use crate::completion::{self, Completion};
+use crate::op::{self, Op};
+use crate::phase::Phase;
+use crate::state::{self, Joined, Poison, Snapshot, State};
+use crate::sync::{Ordering, UnsafeCell};
+use crate::token::{ArrivalToken, BarrierWaitResult};
+use crate::wait::wake;
+use std::fmt;
+
+pub use future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
+pub(crate) use wait::Target;
+
+mod future;
+mod record;
+mod wait;
+mod wait_async;
+
+/// The phase engine under a [`Barrier`](crate::Barrier) and a
+/// [`Team`](crate::Team): the word, the completion function, the waits,
+/// parity, tx and poisoning, written once. Its methods that a `Barrier`
+/// offers are documented there.
+pub(crate) struct Engine<F = ()> {
+    state: State,
+    completion: UnsafeCell<F>,
+}
+
+// SAFETY: the completion function is only touched by the thread that moved the
+// word into the completing state, and only until it moves it out again (with
+// Release; the next completer's move in is Acquire), so accesses never overlap
+// and each happens-after the previous one. `F: Send` because that thread can
+// be any participant.
+unsafe impl<F: Send> Sync for Engine<F> {}
+
+// Like std's barrier, a `Barrier` is safe to use across `catch_unwind`: every
+// operation checks before it mutates, and a completion function that unwinds
+// poisons the barrier, so it is never run (or observed) in a broken state.
+impl<F> std::panic::RefUnwindSafe for Engine<F> {}
+impl<F> std::panic::UnwindSafe for Engine<F> {}
+
+static_assertions::assert_impl_all!(ArrivalToken: Send, Sync, fmt::Debug);
+static_assertions::assert_not_impl_any!(ArrivalToken: Clone);
+
+/// The result of one recorded arrival or tx operation.
+#[derive(Clone, Copy)]
+struct Arrival {
+    /// The phase the operation belongs to (modulo the 4 phases the word keeps).
+    phase: Phase,
+    /// Whether this operation completed that phase.
+    completed: bool,
+}
+
+impl Engine {
+    /// As `Barrier::new`.
+    #[cfg(not(any(loom, shuttle)))]
+    #[track_caller]
+    #[must_use]
+    pub(crate) const fn new(expected: usize) -> Engine {
+        Engine {
+            state: State::new(Snapshot::initial(expected_const(expected))),
+            completion: UnsafeCell::new(()),
+        }
+    }
+
+    /// As `Barrier::new`.
+    #[cfg(any(loom, shuttle))]
+    #[track_caller]
+    #[must_use]
+    pub(crate) fn new(expected: usize) -> Engine {
+        Engine {
+            state: State::new(Snapshot::initial(expected_const(expected))),
+            completion: UnsafeCell::new(()),
+        }
+    }
+}
+
+impl<F: FnMut() + Send> Engine<F> {
+    /// As `Barrier::with_completion`.
+    #[track_caller]
+    #[must_use]
+    pub(crate) fn with_completion(expected: usize, f: F) -> Engine<F> {
+        let expected = op::participants(
+            format_args!("with_completion({expected}, _)"),
+            "expected",
+            expected,
+        );
+        Engine {
+            state: State::new(Snapshot::initial(expected)),
+            completion: UnsafeCell::new(f),
+        }
+    }
+}
+
+impl<F: Completion> Engine<F> {
+    /// As `Barrier::arrive`.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn arrive(&self) -> ArrivalToken {
+        self.token(self.update(Op::Arrive))
+    }
+
+    /// As `Barrier::arrive_n`.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn arrive_n(&self, n: usize) -> ArrivalToken {
+        self.token(self.update(Op::ArriveN(n)))
+    }
+
+    /// As `Barrier::arrive_and_wait`.
+    #[doc(alias = "wait")]
+    #[track_caller]
+    #[inline]
+    pub(crate) fn arrive_and_wait(&self) -> BarrierWaitResult {
+        let arrival = self.update(Op::ArriveAndWait);
+        if !arrival.completed {
+            self.wait_for("arrive_and_wait()", Target::Arrival(arrival.phase), None);
+        }
+        BarrierWaitResult {
+            is_leader: arrival.completed,
+        }
+    }
+
+    /// As `Barrier::arrive_and_drop`.
+    #[track_caller]
+    pub(crate) fn arrive_and_drop(&self) {
+        self.update(Op::ArriveAndDrop);
+    }
+
+    /// As `Barrier::arrive_and_drop_n`.
+    #[track_caller]
+    pub(crate) fn arrive_and_drop_n(&self, n: usize) {
+        self.update(Op::ArriveAndDropN(n));
+    }
+
+    /// As `Barrier::add_participants`.
+    #[track_caller]
+    pub(crate) fn add_participants(&self, n: usize) {
+        let _joined = self.join(Op::AddParticipants(n), n);
+    }
+
+    /// `add_participants(n)` as `op` names it in its messages: returns the
+    /// phase the participants joined (`None` for `n == 0`, which changes
+    /// nothing and never blocks).
+    #[track_caller]
+    pub(crate) fn join(&self, op: Op<'_>, n: usize) -> Option<Phase> {
+        completion::check_not_running(self.key(), &op);
+        // Relaxed: seeds the join's Acquire RMW; a stale word only fails its CAS (orderings.md).
+        let mut s = self.state.load(Ordering::Relaxed);
+        if n == 0 {
+            if let Err(misuse) = op::check_join(s, 0) {
+                misuse.panic(op);
+            }
+            return None;
+        }
+        loop {
+            match self.state.join(s, |s| op::join(s, n)) {
+                Ok(Joined::Added(prior)) => return Some(prior.phase()),
+                Ok(Joined::Busy) => s = self.wait_for_next_phase(op),
+                Err(misuse) => misuse.panic(op),
+            }
+        }
+    }
+
+    /// As `Barrier::expect_tx`.
+    #[track_caller]
+    pub(crate) fn expect_tx(&self, tx: u32) {
+        self.update(Op::ExpectTx(tx));
+    }
+
+    /// As `Barrier::complete_tx`.
+    #[track_caller]
+    pub(crate) fn complete_tx(&self, tx: u32) {
+        self.update(Op::CompleteTx(tx));
+    }
+
+    /// As `Barrier::arrive_tx`.
+    #[track_caller]
+    pub(crate) fn arrive_tx(&self, n: usize, tx: u32) -> ArrivalToken {
+        self.token(self.update(Op::ArriveTx(n, tx)))
+    }
+
+    /// As `Barrier::poison`.
+    pub(crate) fn poison(&self) {
+        self.poison_because(Poison::Call);
+    }
+
+    /// Poisons the barrier for `why`, which its panic messages name; the
+    /// first cause stays.
+    pub(crate) fn poison_because(&self, why: Poison) {
+        if let Some(prior) = self.state.poison(why) {
+            // Also in a completion window: its waiters panic now (the word
+            // says poisoned); the threads that wait the window out to arrive
+            // park again until the completer ends it, and it wakes them.
+            wake(&self.state, prior);
+        }
+    }
+
+    /// As `Barrier::is_poisoned`.
+    #[must_use]
+    pub(crate) fn is_poisoned(&self) -> bool {
+        // Relaxed: poisoning hands nothing over, word point 5 (orderings.md).
+        self.state.load(Ordering::Relaxed).poison().is_some()
+    }
+}
+
+// `Barrier::new`'s message cannot format `Barrier::MAX`: hence the pin.
+static_assertions::const_assert_eq!(state::MAX, 1_048_575);
+
+/// `Barrier::new`'s check, usable in a `const fn` (whose panic message
+/// cannot carry the value).
+#[track_caller]
+const fn expected_const(expected: usize) -> u32 {
+    assert!(
+        op::participants_in_range(expected),
+        "syncthreads: new: expected must be in 1 ..= 1048575 (Barrier::MAX)"
+    );
+    expected as u32
+}
+
+impl<F> Engine<F> {
+    /// The barrier's identity: its address.
+    #[inline]
+    pub(crate) fn key(&self) -> usize {
+        (self as *const Self).addr()
+    }
+
+    /// One load of the word, for the queries of what is built on the
+    /// barrier (whatever its completion function).
+    #[inline]
+    pub(crate) fn word(&self, order: Ordering) -> Snapshot {
+        self.state.load(order)
+    }
+
+    /// The current phase modulo 4 (`Relaxed`: for a participant between its
+    /// wait and its next arrival the phase cannot change; see block.rs), or
+    /// the phase a diagnostic record names.
+    #[inline]
+    pub(crate) fn phase(&self) -> Phase {
+        // Relaxed: coherence after the caller's own Acquire wait; nothing read through it (orderings.md).
+        self.state.load(Ordering::Relaxed).phase()
+    }
+}
+
+impl<F> fmt::Debug for Engine<F> {
+    /// Decodes the word, e.g.
+    /// `Barrier { phase_parity: false, pending: 3, expected: 4, tx: 0, poisoned: false }`.
+    /// Never blocks.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Relaxed: a diagnostic snapshot; no decision and no read of data
+        // rests on it, so it needs to synchronize with nothing.
+        self.state.load(Ordering::Relaxed).fmt(f)
+    }
+}

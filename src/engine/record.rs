@@ -1,0 +1,223 @@
+//! Recording an operation on the word: the one RMW of the fast path, and
+//! the slow path's misuse, completion function and completion window; the
+//! tokens it hands out. And the entry points of the one arrival operation
+//! (`Op::Arrival`) of a caller that counts its participants itself and
+//! brings their arrivals to the word in one step, with the reads and the
+//! checks such a caller makes before it acts.
+
+use super::{Arrival, Engine, Target};
+use crate::completion::{self, Completion};
+use crate::op::{Misuse, Op, PhaseOf};
+use crate::phase::Phase;
+use crate::state::{Recorded, Snapshot};
+use crate::sync::Ordering;
+use crate::token::{ArrivalToken, BarrierWaitResult};
+use crate::wait::wake;
+use std::fmt;
+
+impl<F: Completion> Engine<F> {
+    #[inline]
+    pub(super) fn token(&self, arrival: Arrival) -> ArrivalToken {
+        ArrivalToken {
+            phase: arrival.phase,
+            #[cfg(debug_assertions)]
+            barrier: self.key(),
+        }
+    }
+
+    #[track_caller]
+    #[inline]
+    pub(super) fn check_token(&self, op: &str, token: &ArrivalToken) {
+        #[cfg(debug_assertions)]
+        assert!(
+            token.barrier == self.key(),
+            "syncthreads: {op}: the token comes from the barrier at {:#x}, not from this one at {:#x}",
+            token.barrier,
+            self.key()
+        );
+        let _ = (op, token);
+    }
+
+    /// Records one arrival or tx operation, checked against the word; a
+    /// misuse panics (and changes nothing).
+    #[track_caller]
+    #[inline]
+    pub(super) fn update(&self, op: Op<'_>) -> Arrival {
+        match self.try_update(op) {
+            Ok(arrival) => arrival,
+            Err(misuse) => misuse.panic(op),
+        }
+    }
+
+    /// [`update`](Self::update), handing a misuse back instead. The fast
+    /// path is the one RMW that counts the operation (and, with no
+    /// completion function, may start the next phase).
+    #[track_caller]
+    #[inline]
+    pub(super) fn try_update(&self, op: Op<'_>) -> Result<Arrival, Misuse> {
+        // Relaxed: seeds the RMW, which carries the ordering; a stale word fails the CAS (orderings.md).
+        let s = self.state.load(Ordering::Relaxed);
+        match self.state.record(s, !F::IS_NONE, |s| op.apply(s)) {
+            Ok(Recorded::Counted(prior)) => Ok(Arrival {
+                phase: prior.phase(),
+                completed: false,
+            }),
+            Ok(Recorded::Completed(prior)) => {
+                wake(&self.state, prior);
+                Ok(Arrival {
+                    phase: prior.phase(),
+                    completed: true,
+                })
+            }
+            recorded => self.update_slow(op, recorded),
+        }
+    }
+
+    /// The rest of [`try_update`](Self::try_update): a misuse, a completion
+    /// function to run, or a completion window to wait out before recording
+    /// again.
+    #[cold]
+    #[track_caller]
+    pub(super) fn update_slow(
+        &self,
+        op: Op<'_>,
+        mut recorded: Result<Recorded, Misuse>,
+    ) -> Result<Arrival, Misuse> {
+        loop {
+            let (prior, completed) = match recorded? {
+                Recorded::Counted(prior) => (prior, false),
+                Recorded::Completed(prior) => {
+                    wake(&self.state, prior);
+                    (prior, true)
+                }
+                // A `poison()` during the completion function ends the
+                // phase poisoned instead: then it did not complete.
+                Recorded::Completing(prior) => (prior, self.run_completion()),
+                Recorded::Busy => {
+                    let s = self.wait_for_next_phase(op);
+                    recorded = self.state.record(s, !F::IS_NONE, |s| op.apply(s));
+                    continue;
+                }
+            };
+            return Ok(Arrival {
+                phase: prior.phase(),
+                completed,
+            });
+        }
+    }
+
+    /// An operation that found the completion function running waits for
+    /// the next phase to start, and belongs to it; returns the word the wait
+    /// ended on (where the operation is recorded again).
+    #[cold]
+    #[track_caller]
+    pub(super) fn wait_for_next_phase(&self, op: Op<'_>) -> Snapshot {
+        crate::sync::model_event("op-waits-out-completion");
+        completion::check_not_running(self.key(), &op);
+        self.wait_until(|s| (!s.is_completing()).then_some(s))
+    }
+
+    /// Runs the completion function, then starts the next phase (or, if it
+    /// unwinds or `poison()` was called meanwhile, poisons the barrier) and
+    /// wakes the parked threads. Returns whether the next phase started.
+    #[cold]
+    pub(super) fn run_completion(&self) -> bool {
+        let completion = || {
+            self.completion.with_mut(|f| {
+                // SAFETY: this thread moved the word into the completing
+                // state, which only the `finish` below (on this thread)
+                // leaves; no other thread touches the completion function
+                // until then, and the previous completer's accesses
+                // happen-before ours (see `impl Sync`).
+                unsafe { (*f).run() }
+            })
+        };
+        let finish = |returned| {
+            let (prior, new) = self.state.finish_completion(returned);
+            wake(&self.state, prior);
+            new.poison().is_none()
+        };
+        completion::run(self.key(), completion, finish)
+    }
+}
+
+impl<F: Completion> Engine<F> {
+    /// One combined arrival on the word (`Op::Arrival`),
+    /// through the same checks, completion and wake-up as every other
+    /// arrival; a quiet op does nothing on a poisoned or retired word.
+    /// Returns the token of the phase it belongs to and whether it
+    /// completed it.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn arrive_combined(&self, op: Op<'_>) -> (ArrivalToken, bool) {
+        match self.try_arrive_combined(op) {
+            Ok(arrived) => arrived,
+            Err(misuse) => misuse.panic(op),
+        }
+    }
+
+    /// [`arrive_combined`](Self::arrive_combined), handing a misuse back.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn try_arrive_combined(&self, op: Op<'_>) -> Result<(ArrivalToken, bool), Misuse> {
+        debug_assert!(matches!(op, Op::Arrival { .. }));
+        match self.try_update(op) {
+            Ok(arrival) => Ok((self.token(arrival), arrival.completed)),
+            Err(Misuse::Poisoned(s) | Misuse::Retired(s)) if op.quiet() => {
+                Ok((self.token_for(s.phase()), false))
+            }
+            Err(misuse) => Err(misuse),
+        }
+    }
+
+    /// `arrive_and_wait` for a caller that names itself in the messages
+    /// (`name`, the call the user made): one arrival as `Op::Arrival`, the
+    /// same RMW as `arrive_and_wait`'s, and the same wait.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn arrive_and_wait_as(&self, name: &'static str) -> BarrierWaitResult {
+        let op = Op::Arrival {
+            arrivals: 1,
+            drops: 0,
+            tx: 0,
+            phase: PhaseOf::Running,
+            quiet: false,
+            name: &name,
+        };
+        let arrival = self.update(op);
+        if !arrival.completed {
+            self.wait_for(name, Target::Arrival(arrival.phase), None);
+        }
+        BarrierWaitResult {
+            is_leader: arrival.completed,
+        }
+    }
+
+    /// A token for `phase` without an arrival on the word: for an arrival
+    /// that was counted elsewhere and reaches the word combined with others.
+    #[inline]
+    pub(crate) fn token_for(&self, phase: Phase) -> ArrivalToken {
+        self.token(Arrival {
+            phase,
+            completed: false,
+        })
+    }
+
+    /// The latest word: an RMW read (`State::latest`), which no older value
+    /// can answer, for a decision that a stale load must not make.
+    pub(crate) fn latest(&self) -> Snapshot {
+        self.state.latest()
+    }
+
+    /// Whether this thread is running this barrier's completion function.
+    pub(crate) fn in_own_completion(&self) -> bool {
+        completion::running(self.key())
+    }
+
+    /// Panics if this thread runs this barrier's completion function, where
+    /// `op` would deadlock.
+    #[track_caller]
+    pub(crate) fn check_not_in_completion(&self, op: &dyn fmt::Display) {
+        completion::check_not_running(self.key(), op);
+    }
+}

@@ -1,0 +1,321 @@
+//! A [`Team`]'s constructors: the contract's, with and without a completion
+//! function and a capacity, and the shaped ones; each checks its arguments
+//! and names itself in its panics.
+
+use super::ranks::{Entry, UNHANDED};
+use super::tree::{Front, MAX_FAN_IN};
+use super::{Team, FAN_IN, FLAT};
+use crate::engine::Engine;
+use crate::sync::{AtomicU64, Mutex, Ordering};
+#[cfg(doc)]
+use crate::Barrier;
+use crossbeam_utils::CachePadded;
+use std::fmt;
+
+impl Team {
+    /// Creates a team of `seats` seats, in phase 0, with no completion
+    /// function, and the default shape.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = syncthreads::Team::new(4);
+    /// assert_eq!(team.seat_count(), 4);
+    /// assert!(!team.phase_parity());
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn new(seats: usize) -> Team {
+        Team::checked(
+            &format_args!("Team::new({seats})"),
+            seats,
+            seats,
+            FAN_IN,
+            FLAT,
+            || Engine::new(seats),
+        )
+    }
+
+    /// Creates a team of `capacity` ranks of which `0 .. seats` take part
+    /// from phase 0, as in [`Team::new(seats)`](Team::new); the others can
+    /// [`join`](Team::join) later. The tree is shaped for the capacity; a
+    /// rank that does not take part costs a phase nothing.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= capacity <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = syncthreads::Team::with_capacity(2, 8);
+    /// assert_eq!((team.seat_count(), team.capacity()), (2, 8));
+    /// let late = team.join().expect("ranks 2 .. 8 are free");
+    /// assert_eq!(late.rank(), 2);
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn with_capacity(seats: usize, capacity: usize) -> Team {
+        Team::checked(
+            &format_args!("Team::with_capacity({seats}, {capacity})"),
+            seats,
+            capacity,
+            FAN_IN,
+            FLAT,
+            || Engine::new(seats),
+        )
+    }
+
+    /// A team with a chosen tree shape: each node combines `fan_in`
+    /// members (`2 ..= 64`), and a team of at most `flat` seats has no tree
+    /// (its seats arrive on the word directly).
+    ///
+    /// The defaults of [`Team::new`] were measured on one machine (module
+    /// docs of `team.rs`); on a machine whose cores share caches otherwise,
+    /// sweep the shape with the benches and pick the fastest. The shape
+    /// changes only the cost of an arrival, never what a team does.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= Barrier::MAX` and `2 <= fan_in <= 64`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = syncthreads::Team::with_shape(8, 2, 0); // a binary tree
+    /// std::thread::scope(|s| {
+    ///     for seat in team.seats() {
+    ///         s.spawn(move || seat.arrive_and_wait());
+    ///     }
+    /// });
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn with_shape(seats: usize, fan_in: usize, flat: usize) -> Team {
+        Team::checked(
+            &format_args!("Team::with_shape({seats}, {fan_in}, {flat})"),
+            seats,
+            seats,
+            fan_in,
+            flat,
+            || Engine::new(seats),
+        )
+    }
+
+    /// [`Team::with_capacity`] with a chosen shape, as [`Team::with_shape`].
+    #[doc(hidden)]
+    #[track_caller]
+    #[must_use]
+    pub fn with_capacity_and_shape(
+        seats: usize,
+        capacity: usize,
+        fan_in: usize,
+        flat: usize,
+    ) -> Team {
+        Team::checked(
+            &format_args!("Team::with_capacity_and_shape({seats}, {capacity}, {fan_in}, {flat})"),
+            seats,
+            capacity,
+            fan_in,
+            flat,
+            || Engine::new(seats),
+        )
+    }
+}
+
+impl<F: FnMut() + Send> Team<F> {
+    /// Creates a team of `seats` seats whose completion function `f` runs
+    /// once per phase, as [`Barrier::with_completion`]'s does: on the thread
+    /// whose arrival completed the phase, after every arrival of the phase
+    /// and before any wait for it returns.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let phases = AtomicUsize::new(0);
+    /// let team = syncthreads::Team::with_completion(6, || {
+    ///     phases.fetch_add(1, Ordering::Relaxed);
+    /// });
+    /// std::thread::scope(|s| {
+    ///     for seat in team.seats() {
+    ///         s.spawn(move || {
+    ///             for _ in 0..10 {
+    ///                 seat.arrive_and_wait();
+    ///             }
+    ///         });
+    ///     }
+    /// });
+    /// // Ten, and the one in which the seats left as their threads ended.
+    /// assert_eq!(phases.load(Ordering::Relaxed), 11);
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn with_completion(seats: usize, f: F) -> Team<F> {
+        Team::checked(
+            &format_args!("Team::with_completion({seats}, _)"),
+            seats,
+            seats,
+            FAN_IN,
+            FLAT,
+            || Engine::with_completion(seats, f),
+        )
+    }
+
+    /// [`Team::with_completion`] with a chosen shape, as [`Team::with_shape`].
+    ///
+    /// # Panics
+    ///
+    /// As [`Team::with_shape`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let phases = AtomicUsize::new(0);
+    /// let team = syncthreads::Team::with_completion_and_shape(4, || {
+    ///     phases.fetch_add(1, Ordering::Relaxed);
+    /// }, 2, 0);
+    /// let seats: Vec<_> = team.seats().collect();
+    /// for seat in &seats {
+    ///     drop(seat.arrive());
+    /// }
+    /// assert_eq!(phases.load(Ordering::Relaxed), 1);
+    /// # drop(seats);
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn with_completion_and_shape(seats: usize, f: F, fan_in: usize, flat: usize) -> Team<F> {
+        Team::checked(
+            &format_args!("Team::with_completion_and_shape({seats}, _, {fan_in}, {flat})"),
+            seats,
+            seats,
+            fan_in,
+            flat,
+            || Engine::with_completion(seats, f),
+        )
+    }
+
+    /// [`Team::with_capacity`] with a completion function, as
+    /// [`Team::with_completion`].
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= capacity <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let phases = AtomicUsize::new(0);
+    /// let team = syncthreads::Team::with_completion_and_capacity(1, 4, || {
+    ///     phases.fetch_add(1, Ordering::Relaxed);
+    /// });
+    /// let first = team.seat(0);
+    /// first.arrive_and_wait(); // phase 0: rank 0 alone
+    /// let second = team.join().unwrap();
+    /// drop(second.arrive());
+    /// first.arrive_and_wait(); // phase 1: both
+    /// assert_eq!(phases.load(Ordering::Relaxed), 2);
+    /// # drop(second);
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn with_completion_and_capacity(seats: usize, capacity: usize, f: F) -> Team<F> {
+        Team::checked(
+            &format_args!("Team::with_completion_and_capacity({seats}, {capacity}, _)"),
+            seats,
+            capacity,
+            FAN_IN,
+            FLAT,
+            || Engine::with_completion(seats, f),
+        )
+    }
+
+    /// [`Team::with_completion_and_capacity`] with a chosen shape, as
+    /// [`Team::with_shape`].
+    #[doc(hidden)]
+    #[track_caller]
+    #[must_use]
+    pub fn with_completion_and_capacity_and_shape(
+        seats: usize,
+        capacity: usize,
+        f: F,
+        fan_in: usize,
+        flat: usize,
+    ) -> Team<F> {
+        Team::checked(&format_args!("Team::with_completion_and_capacity_and_shape({seats}, {capacity}, _, {fan_in}, {flat})"), seats, capacity, fan_in, flat, || Engine::with_completion(seats, f))
+    }
+}
+
+#[track_caller]
+fn check_capacity(call: &dyn fmt::Display, seats: usize, capacity: usize) {
+    crate::op::participants(format_args!("{call}"), "the seat count", seats);
+    let max = crate::state::MAX as usize;
+    if !(seats..=max).contains(&capacity) {
+        panic!("syncthreads: {call}: the capacity must be in {seats} ..= {max} (the seat count ..= Barrier::MAX)");
+    }
+}
+
+impl<F> Team<F> {
+    /// A constructor's team: `call` names the constructor in its panics;
+    /// `seats` and `capacity` are checked before `barrier` makes the word.
+    #[track_caller]
+    fn checked(
+        call: &dyn fmt::Display,
+        seats: usize,
+        capacity: usize,
+        fan_in: usize,
+        flat: usize,
+        barrier: impl FnOnce() -> Engine<F>,
+    ) -> Team<F> {
+        check_capacity(call, seats, capacity);
+        Team::build(call, barrier(), seats, capacity, fan_in, flat)
+    }
+
+    /// The team of a checked constructor; `call` names it for the
+    /// fan-in's panic.
+    #[track_caller]
+    fn build(
+        call: &dyn fmt::Display,
+        barrier: Engine<F>,
+        seats: usize,
+        capacity: usize,
+        fan_in: usize,
+        flat: usize,
+    ) -> Team<F> {
+        assert!(
+            (2..=MAX_FAN_IN).contains(&fan_in),
+            "syncthreads: {call}: the fan-in must be in 2 ..= {MAX_FAN_IN}"
+        );
+        let team = Team {
+            barrier: CachePadded::new(barrier),
+            front: Front::new(seats, capacity, fan_in, flat),
+            ranks: (0..capacity)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+            joins: Mutex::new(()),
+            seats: seats as u32,
+            capacity: capacity as u32,
+            fan_in: fan_in as u32,
+        };
+        for rank in 0..seats {
+            // Relaxed: construction; the team is handed to other threads
+            // with a happens-before edge.
+            team.entry(rank)
+                .store(Entry::new(UNHANDED, 0).0, Ordering::Relaxed);
+        }
+        team
+    }
+}

@@ -1,0 +1,130 @@
+//! What a [`Team`] tells about itself: who is missing in the current phase,
+//! its `Debug`, and how a stall report describes it.
+
+use super::Team;
+use crate::completion::Completion;
+use crate::sync::Ordering;
+use std::fmt;
+
+impl<F: Completion> Team<F> {
+    /// The ranks that take part in the current phase and have not arrived
+    /// in it, ascending: a snapshot, exact while nobody arrives. Ranks
+    /// taking part since construction whose seats were never handed out
+    /// count as taking part; a seat whose leave counts in the current phase
+    /// has arrived in it; a joined seat takes part from the phase it joined.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = syncthreads::Team::with_capacity(3, 4);
+    /// let seat = team.seat(1);
+    /// drop(seat.arrive());
+    /// assert_eq!(team.missing(), [0, 2]);
+    /// let late = team.join().unwrap();
+    /// assert_eq!(team.missing(), [0, 2, 3]);
+    /// # drop((seat, late));
+    /// ```
+    #[must_use]
+    pub fn missing(&self) -> Vec<usize> {
+        // Acquire: every entry stored before this phase's start → the reader (orderings.md).
+        let s = self.barrier.word(Ordering::Acquire);
+        self.missing_in(s.phase())
+    }
+}
+
+impl<F> Team<F> {
+    /// `arrived: N, expected: M` of the current phase, for the `Debug` of
+    /// the team and of what is built on it.
+    pub(crate) fn debug_progress(&self, f: &mut fmt::DebugStruct<'_, '_>) {
+        // Acquire: as in `Team::missing`; here it also keeps the largest
+        // entry within what fixes the wide phase (team/ranks.rs).
+        let p = self.progress_in(self.barrier.word(Ordering::Acquire).phase());
+        f.field("arrived", &p.arrived)
+            .field("expected", &p.expected);
+    }
+}
+
+impl<F> fmt::Debug for Team<F> {
+    /// The current phase's progress (participants arrived, and expected;
+    /// the tree's arrivals included), the shape and the barrier's decoded
+    /// word, e.g.
+    /// `Team { arrived: 3, expected: 16, capacity: 16, fan_in: 4, nodes: 5, barrier: Barrier { phase_parity: false, pending: 16, expected: 16, tx: 0, poisoned: false } }`.
+    /// Never blocks.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Team");
+        self.debug_progress(&mut d);
+        d.field("capacity", &self.capacity)
+            .field("fan_in", &self.fan_in)
+            .field("nodes", &self.front.nodes().len())
+            .field("barrier", &*self.barrier)
+            .finish()
+    }
+}
+
+impl<F: Completion> Team<F> {
+    /// The key of the team's word, as its waits are recorded under.
+    pub(crate) fn key(&self) -> usize {
+        self.barrier.key()
+    }
+
+    /// Until the guard drops, this thread's wait on the team's word is
+    /// reported as a wait on the team, made at `location`.
+    pub(crate) fn describe_wait(
+        &self,
+        location: &'static std::panic::Location<'static>,
+    ) -> crate::diagnostics::DescribeAs {
+        crate::diagnostics::describe_as(self.barrier.key(), self.subject(), location, None)
+    }
+
+    /// As [`describe_wait`](Team::describe_wait), for the wait of the seat
+    /// `rank`, which the report names by its rank.
+    pub(crate) fn describe_seat_wait(
+        &self,
+        location: &'static std::panic::Location<'static>,
+        rank: usize,
+    ) -> crate::diagnostics::DescribeAs {
+        let who = Some(crate::diagnostics::Who::Rank(rank));
+        crate::diagnostics::describe_as(self.barrier.key(), self.subject(), location, who)
+    }
+
+    /// The ranks missing in `phase` (a stall's, the current phase or the one
+    /// before it), ascending: a rank whose arrival in that phase returned is
+    /// not missing, also once the phase has completed.
+    pub(crate) fn missing_in_phase(&self, phase: u64) -> Vec<usize> {
+        // Acquire: as in `Team::missing`; a later phase read here also
+        // makes every arrival in `phase` visible (they preceded its end).
+        let _ = self.barrier.word(Ordering::Acquire);
+        self.missing_in(crate::phase::Phase::new(phase as u8))
+    }
+
+    /// This team, as a stall report describes it.
+    pub(crate) fn subject(&self) -> crate::diagnostics::Subject {
+        crate::diagnostics::Subject {
+            ptr: self as *const Self as *const (),
+            describe: describe::<F>,
+            level: 1,
+        }
+    }
+}
+
+/// A `Team<F>` for a stall report: its kind, `Debug` and missing ranks.
+///
+/// # Safety
+///
+/// `ptr` points to a live `Team<F>`.
+unsafe fn describe<F: Completion>(
+    ptr: *const (),
+    _: u64,
+    phase: u64,
+) -> crate::diagnostics::Described {
+    // SAFETY: the caller's contract.
+    let team = unsafe { &*(ptr as *const Team<F>) };
+    crate::diagnostics::Described {
+        kind: "Team",
+        debug: format!("{team:?}"),
+        // The stall's phase, not the current one: once it completes, its
+        // woken waiters are still recorded until they return.
+        missing: Some(team.missing_in_phase(phase)),
+        mask: None,
+    }
+}
