@@ -118,18 +118,18 @@ list_mutants() {
 # nobody, a batch boundary, a counter left uncleared, a check skipped).
 code_mutants() {
     cat <<'MUTANTS'
-poison-wakes-nobody	src/barrier.rs	if !prior.is_completing() {	if false && !prior.is_completing() {	poison park_wake
+poison-wakes-nobody	src/engine.rs	wake(&self.state, prior);	let _ = prior;	poison park_wake
 wake-batch-ends-the-wake	src/park/tasks.rs	more = true;	more = false;	async_batch async_register
 panicking-waker-stops-the-wake	src/park/tasks.rs	if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| waker.wake())) {	if let Err(payload) = Ok::<(), Box<dyn Any + Send>>(waker.wake()) {	async_batch
 block-seat-leave-does-not-clear	src/block/seat.rs	self.block.clear_two_ahead(self.seat.next_phase());	let _ = self.seat.next_phase();	block
 block-leader-does-not-clear	src/block.rs	self.clear_two_ahead(k);	let _ = k;	block
 block-clear-always-skipped	src/block.rs	if counter.load(Ordering::Relaxed) != 0 {	if false && counter.load(Ordering::Relaxed) != 0 {	block
 poisoned-block-seat-clears	src/block/seat.rs	if self.block.team.is_poisoned() {	if false {	block
-launch-panic-does-not-poison	src/launch.rs	block.barrier().poison();	let _ = block;	test:launch
+launch-panic-does-not-poison	src/launch.rs	barrier.poison();	let _ = barrier;	test:launch
 seat-double-arrival-accepted	src/team/seat.rs	if s.phase() != last {	if s.phase() != last || !s.is_completing() {	team
 early-leave-not-folded	src/team/tree.rs	let op = if sums.arrivals == sums.drops {	let op = if false {	team
 rearm-blind-store	src/team/tree.rs	if prior.pending() > 1 {	if prior.pending() > 1 { return None; } if true { let (new, sums) = NodeWord(prior.0.wrapping_add(delta)).rearm(); self.word.store(new.0, Ordering::Relaxed); return Some(sums); } if false {	team_rearm
-attach-revives-a-completed-round	src/team/tree.rs	if self.is_empty() {	if self.members() == 0 {	team_join
+attach-revives-a-completed-round	src/team/tree/word.rs	if self.is_empty() {	if self.members() == 0 {	team_join
 unlink-clears-queued-relaxed	src/park/tasks.rs	node.queued.store(false, Ordering::Release);	node.queued.store(false, Ordering::Relaxed);	async_drop async_register async_poison async_thread_and_task
 deregister-reads-queued-relaxed	src/park/tasks.rs	if !self.queued.load(Ordering::Acquire) {	if !self.queued.load(Ordering::Relaxed) {	async_drop async_register async_poison async_thread_and_task
 join-trusts-its-first-look	src/team.rs	let Some(rank) = self.lowest_free(wide) else {	let Some(rank) = self.lowest_free(wide) else { panic!("syncthreads: Team::join: no rank free after the first look saw one");	team_join

@@ -217,7 +217,7 @@ fn a_seat_leaves_while_its_group_is_mid_phase() {
 }
 
 /// The same on a flat team (no tree: the default for two seats): the leave
-/// is a drop without an arrival while phase 0 runs (`Op::LeaveAfter`), an
+/// is a drop without an arrival while phase 0 runs (`Op::Arrival` with `PhaseOf::After`), an
 /// arrival and a drop in phase 1 once phase 0 completed.
 #[test]
 fn a_flat_seat_leaves_while_the_phase_runs() {
@@ -489,7 +489,7 @@ fn a_double_arrival_is_refused_while_the_other_seat_races_the_phase() {
 }
 
 /// The same with a flat team, where the refusal is the word's RMW's own
-/// (`Op::SeatArrival`) and a refusal on a stale read of the word must not
+/// (`Op::Arrival` with `PhaseOf::Exactly`) and a refusal on a stale read of the word must not
 /// panic: only the latest word decides.
 #[test]
 fn a_flat_double_arrival_is_refused_while_the_other_seat_races_the_phase() {
