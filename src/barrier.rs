@@ -86,9 +86,32 @@ static_assertions::assert_impl_all!(Barrier: Send, Sync, std::panic::RefUnwindSa
 impl Barrier {
     /// Largest `expected` count, and largest number of pending arrivals:
     /// `2^20 - 1`, as in the hardware object.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use syncthreads::Barrier;
+    ///
+    /// assert_eq!(Barrier::MAX, (1 << 20) - 1);
+    /// let largest = Barrier::new(Barrier::MAX);
+    /// assert_eq!(std::mem::size_of_val(&largest), 8); // still one word
+    /// ```
     pub const MAX: usize = state::MAX as usize;
     /// Largest magnitude of the transaction count: `2^20 - 1`, as in the
     /// hardware object.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use syncthreads::Barrier;
+    ///
+    /// let barrier = Barrier::new(1);
+    /// // The most one phase can await at once:
+    /// let token = barrier.arrive_tx(1, Barrier::MAX_TX);
+    /// assert!(!barrier.try_wait(&token));
+    /// barrier.complete_tx(Barrier::MAX_TX);
+    /// assert!(barrier.try_wait(&token));
+    /// ```
     pub const MAX_TX: u32 = state::MAX_TX;
 
     /// Creates a barrier for `expected` participants, in phase 0, with no

@@ -49,8 +49,10 @@ pub use block::Block;
 ///
 /// If `threads` is not in `1 ..= Barrier::MAX`, or if the pool must grow and
 /// a thread cannot be spawned (then the ranks already started are made to
-/// end, through the poisoned barrier, before `launch` panics). If a kernel panics, the block's barrier is poisoned, so the other
-/// threads unwind out of their `sync*` calls rather than hang; `launch` waits
+/// end, through the poisoned barrier, before `launch` panics).
+///
+/// If a kernel panics, the block's barrier is poisoned, so the other threads
+/// unwind out of their `sync*` calls rather than hang; `launch` waits
 /// for every thread to end and then resumes the root cause: the first panic
 /// that is not itself a poisoned-barrier panic, with its original payload
 /// (a poisoned-barrier panic of the user's own barrier inside the kernel is
@@ -131,9 +133,10 @@ where
 ///   spawn again, and an idle process holds no extra thread after a while.
 /// - **Names.** Pool threads are named `prefix-1`, `prefix-2`, ... (the
 ///   number is the thread's place in the pool; a thread that replaces one
-///   that left gets its number). The default prefix is `syncthreads-block`,
-///   so debuggers, `top -H` (which shows the first 15 bytes) and the stall
-///   reports of the `diagnostics` feature show them. Rank 0 runs on the
+///   that left gets its number). The default prefix is `syncthreads`, so
+///   debuggers, `top -H` and the stall reports of the `diagnostics` feature
+///   tell them apart: Linux keeps the first 15 bytes of a thread's name,
+///   which holds `syncthreads-999`; keep a prefix of your own as short. Rank 0 runs on the
 ///   caller and reports under the caller's name.
 /// - **Thread-locals.** A pool thread runs many launches' ranks, one after
 ///   another, so its thread-local variables keep their values from one
@@ -177,10 +180,22 @@ impl Launcher {
     /// enough that a program launching every few seconds keeps its threads
     /// (a spawn costs far more than a launch on a warm pool), short enough
     /// that an idle process gives its threads back soon.
-    pub const DEFAULT_KEEP_ALIVE: Duration = pool::DEFAULT_KEEP_ALIVE;
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use syncthreads::Launcher;
+    ///
+    /// assert_eq!(Launcher::DEFAULT_KEEP_ALIVE, Duration::from_secs(5));
+    /// // The same as a launcher built without `keep_alive`:
+    /// let launcher = Launcher::new().keep_alive(Launcher::DEFAULT_KEEP_ALIVE);
+    /// assert_eq!(launcher.launch(2, |b| b.sync_count(true)), [2, 2]);
+    /// ```
+    pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5);
 
     /// A launcher with a private pool, no threads yet: default stack size
-    /// (std's), names `syncthreads-block-N`, keep-alive
+    /// (std's), names `syncthreads-N`, keep-alive
     /// [`DEFAULT_KEEP_ALIVE`](Launcher::DEFAULT_KEEP_ALIVE).
     ///
     /// # Examples
@@ -217,7 +232,9 @@ impl Launcher {
     }
 
     /// The prefix of the pool threads' names: they are `prefix-1`,
-    /// `prefix-2`, ... (see [the pool](Launcher#the-pool)).
+    /// `prefix-2`, ... (see [the pool](Launcher#the-pool)). Linux shows a
+    /// debugger the first 15 bytes of a name: keep the prefix short enough
+    /// that the number fits.
     ///
     /// # Examples
     ///

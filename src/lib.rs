@@ -16,7 +16,7 @@
 //! |---|---|
 //! | a few threads and a `std::sync::Barrier`, or work to do between "done" and "wait" | [`Barrier`]: [`arrive_and_wait`](Barrier::arrive_and_wait) as std's `wait`, or [`arrive`](Barrier::arrive) then [`wait`](Barrier::wait) |
 //! | more than about 4 threads on one barrier | [`Team`]: each thread takes a [`Seat`] (a rank) once and arrives through it; a combining tree keeps the arrivals off one cache line |
-//! | CUDA code with `__syncthreads()` | [`launch`] runs a closure on `n` threads with [`Block::thread_rank`] and [`Block::sync`]; [`BlockBarrier`] is the barrier alone |
+//! | CUDA code with `__syncthreads()` | [`launch`] runs a closure on `n` threads with [`Block::thread_rank`] and [`Block::sync`]; the caller is rank 0 and the others run on a process-wide pool whose threads stay between launches ([`Launcher`] sets their stack size, names and idle time, on a pool of its own); [`BlockBarrier`] is the barrier alone |
 //! | CUDA code with `__syncwarp(mask)` | [`WarpBarrier`] |
 //! | async tasks and threads on one phase | the async waits: [`wait_async`](Barrier::wait_async), [`wait_parity_async`](Barrier::wait_parity_async), [`arrive_and_wait_async`](Barrier::arrive_and_wait_async) |
 //! | a hang to find | the `diagnostics` feature: who waits where, who is missing ("Debugging a hang" below) |

@@ -65,16 +65,23 @@ fn rank_zero_runs_on_the_caller_and_the_others_on_named_pool_threads() {
         launch(4, |block| {
             block.sync();
             let t = std::thread::current();
-            (t.id(), t.name().map(str::to_owned))
+            // What a debugger shows: the OS's copy of the name (Linux).
+            let os = std::fs::read_to_string("/proc/thread-self/comm").ok();
+            (t.id(), t.name().map(str::to_owned), os)
         })
     });
     assert_eq!(got[0].0, me);
-    let pool: HashSet<ThreadId> = got[1..].iter().map(|(id, _)| *id).collect();
+    let pool: HashSet<ThreadId> = got[1..].iter().map(|(id, ..)| *id).collect();
     assert_eq!(pool.len(), 3, "three distinct pool threads");
     assert!(!pool.contains(&me));
-    for (_, name) in &got[1..] {
+    for (_, name, os) in &got[1..] {
         let name = name.as_deref().expect("pool threads are named");
-        assert!(name.starts_with("syncthreads-block-"), "{name}");
+        assert!(name.starts_with("syncthreads-"), "{name}");
+        // The whole name reaches the OS (15 bytes at most on Linux), so
+        // a debugger tells the pool's threads apart.
+        if let Some(os) = os {
+            assert_eq!(os.trim_end(), name);
+        }
     }
 }
 

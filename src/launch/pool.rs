@@ -33,18 +33,16 @@ pub(super) struct Config {
     pub(super) keep_alive: Duration,
 }
 
-/// How long an idle pool thread stays parked before it leaves the pool.
-pub(super) const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5);
-
-/// The default pool's thread names: `syncthreads-block-1`, `-2`, ...
-pub(super) const DEFAULT_NAME_PREFIX: &str = "syncthreads-block";
+/// The default pool's thread names: `syncthreads-1`, `-2`, ... (the OS
+/// keeps 15 bytes of a name, enough for this prefix and three digits).
+pub(super) const DEFAULT_NAME_PREFIX: &str = "syncthreads";
 
 impl Default for Config {
     fn default() -> Config {
         Config {
             stack_size: None,
             name_prefix: DEFAULT_NAME_PREFIX.to_owned(),
-            keep_alive: DEFAULT_KEEP_ALIVE,
+            keep_alive: super::Launcher::DEFAULT_KEEP_ALIVE,
         }
     }
 }

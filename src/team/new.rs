@@ -74,9 +74,11 @@ impl Team {
     /// members (`2 ..= 64`), and a team of at most `flat` seats has no tree
     /// (its seats arrive on the word directly).
     ///
-    /// The defaults of [`Team::new`] were measured on one machine (module
-    /// docs of `team.rs`); on a machine whose cores share caches otherwise,
-    /// sweep the shape with the benches and pick the fastest. The shape
+    /// [`Team::new`] uses fan-in 4 and no tree up to 2 seats, the fastest
+    /// shape measured (the package's benches/RESULTS.md, "Shape and
+    /// crossover"). On a machine whose cores share caches otherwise, sweep
+    /// the shape with `cargo bench --bench bench_table -- --only
+    /// team,team-f2,team-f8,team-flat` and pick the fastest. The shape
     /// changes only the cost of an arrival, never what a team does.
     ///
     /// # Panics
