@@ -105,6 +105,26 @@ pub struct Waiter {
 impl Stall {
     /// The stalled phase, modulo 4 (as in every message of the crate); for
     /// a `WarpBarrier`, the waiting lanes' sync count modulo 4.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let team = syncthreads::Team::new(2);
+    /// let (seat0, seat1) = (team.seat(0), team.seat(1));
+    /// std::thread::scope(|s| {
+    ///     s.spawn(move || seat0.arrive_and_wait()); // rank 1 is late
+    /// #   let stall = loop {
+    /// #       let found = syncthreads::diagnostics::stalls(Duration::from_millis(10));
+    /// #       match found.into_iter().find(|s| s.barrier().starts_with("Team")) {
+    /// #           Some(stall) => break stall,
+    /// #           None => std::thread::sleep(Duration::from_millis(10)),
+    /// #       }
+    /// #   };
+    ///     assert_eq!(stall.phase(), 0); // the team's first phase
+    ///     seat1.arrive_and_wait();
+    /// });
+    /// ```
     #[must_use]
     pub fn phase(&self) -> u8 {
         self.phase
@@ -112,6 +132,26 @@ impl Stall {
 
     /// Every thread and task waiting in this phase, the longest waiting
     /// first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let team = syncthreads::Team::new(2);
+    /// let (seat0, seat1) = (team.seat(0), team.seat(1));
+    /// std::thread::scope(|s| {
+    ///     s.spawn(move || seat0.arrive_and_wait()); // rank 1 is late
+    /// #   let stall = loop {
+    /// #       let found = syncthreads::diagnostics::stalls(Duration::from_millis(10));
+    /// #       match found.into_iter().find(|s| s.barrier().starts_with("Team")) {
+    /// #           Some(stall) => break stall,
+    /// #           None => std::thread::sleep(Duration::from_millis(10)),
+    /// #       }
+    /// #   };
+    ///     assert_eq!(stall.waiting().len(), 1); // rank 0
+    ///     seat1.arrive_and_wait();
+    /// });
+    /// ```
     #[must_use]
     pub fn waiting(&self) -> &[Waiter] {
         &self.waiting
@@ -124,6 +164,26 @@ impl Stall {
     /// this sync. `None` for a `Barrier` and a seat-less block, which know
     /// no ranks (their `Debug` shows how many arrivals are pending). Taken
     /// when [`barrier`](Stall::barrier) was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let team = syncthreads::Team::new(2);
+    /// let (seat0, seat1) = (team.seat(0), team.seat(1));
+    /// std::thread::scope(|s| {
+    ///     s.spawn(move || seat0.arrive_and_wait()); // rank 1 is late
+    /// #   let stall = loop {
+    /// #       let found = syncthreads::diagnostics::stalls(Duration::from_millis(10));
+    /// #       match found.into_iter().find(|s| s.barrier().starts_with("Team")) {
+    /// #           Some(stall) => break stall,
+    /// #           None => std::thread::sleep(Duration::from_millis(10)),
+    /// #       }
+    /// #   };
+    ///     assert_eq!(stall.missing(), Some(&[1][..]));
+    ///     seat1.arrive_and_wait();
+    /// });
+    /// ```
     #[must_use]
     pub fn missing(&self) -> Option<&[usize]> {
         self.missing.as_deref()
@@ -138,6 +198,26 @@ impl Stall {
     /// barrier it borrowed may be moved or dropped, so an async wait's
     /// record keeps what the barrier said at the poll that found the phase
     /// incomplete, never the barrier itself.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let team = syncthreads::Team::new(2);
+    /// let (seat0, seat1) = (team.seat(0), team.seat(1));
+    /// std::thread::scope(|s| {
+    ///     s.spawn(move || seat0.arrive_and_wait()); // rank 1 is late
+    /// #   let stall = loop {
+    /// #       let found = syncthreads::diagnostics::stalls(Duration::from_millis(10));
+    /// #       match found.into_iter().find(|s| s.barrier().starts_with("Team")) {
+    /// #           Some(stall) => break stall,
+    /// #           None => std::thread::sleep(Duration::from_millis(10)),
+    /// #       }
+    /// #   };
+    ///     assert!(stall.barrier().starts_with("Team {"), "{}", stall.barrier());
+    ///     seat1.arrive_and_wait();
+    /// });
+    /// ```
     #[must_use]
     pub fn barrier(&self) -> &str {
         &self.barrier
@@ -155,6 +235,26 @@ impl Waiter {
     /// `WarpBarrier`'s lane; else the thread's name if it has one, else its
     /// id as Rust writes it (`ThreadId(7)`, as `thread::current().id()`
     /// prints it); `task` for an async wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let team = syncthreads::Team::new(2);
+    /// let (seat0, seat1) = (team.seat(0), team.seat(1));
+    /// std::thread::scope(|s| {
+    ///     s.spawn(move || seat0.arrive_and_wait()); // rank 1 is late
+    /// #   let stall = loop {
+    /// #       let found = syncthreads::diagnostics::stalls(Duration::from_millis(10));
+    /// #       match found.into_iter().find(|s| s.barrier().starts_with("Team")) {
+    /// #           Some(stall) => break stall,
+    /// #           None => std::thread::sleep(Duration::from_millis(10)),
+    /// #       }
+    /// #   };
+    ///     assert_eq!(stall.waiting()[0].name(), "rank 0");
+    ///     seat1.arrive_and_wait();
+    /// });
+    /// ```
     #[must_use]
     pub fn name(&self) -> &str {
         &self.name
@@ -162,6 +262,27 @@ impl Waiter {
 
     /// Where the wait was called (through `#[track_caller]`): the
     /// `wait*`, `arrive_and_wait*`, `sync*` call in the user's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let team = syncthreads::Team::new(2);
+    /// let (seat0, seat1) = (team.seat(0), team.seat(1));
+    /// std::thread::scope(|s| {
+    ///     s.spawn(move || seat0.arrive_and_wait()); // rank 1 is late
+    /// #   let stall = loop {
+    /// #       let found = syncthreads::diagnostics::stalls(Duration::from_millis(10));
+    /// #       match found.into_iter().find(|s| s.barrier().starts_with("Team")) {
+    /// #           Some(stall) => break stall,
+    /// #           None => std::thread::sleep(Duration::from_millis(10)),
+    /// #       }
+    /// #   };
+    ///     // The line of the `arrive_and_wait` call above, in this file:
+    ///     assert_eq!(stall.waiting()[0].location().file(), file!());
+    ///     seat1.arrive_and_wait();
+    /// });
+    /// ```
     #[must_use]
     pub fn location(&self) -> &'static Location<'static> {
         self.location
@@ -171,6 +292,26 @@ impl Waiter {
     /// for a thread, since its wait stopped spinning (at most a few
     /// microseconds after it began); for a task, since the first poll that
     /// found the phase incomplete.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let team = syncthreads::Team::new(2);
+    /// let (seat0, seat1) = (team.seat(0), team.seat(1));
+    /// std::thread::scope(|s| {
+    ///     s.spawn(move || seat0.arrive_and_wait()); // rank 1 is late
+    /// #   let stall = loop {
+    /// #       let found = syncthreads::diagnostics::stalls(Duration::from_millis(10));
+    /// #       match found.into_iter().find(|s| s.barrier().starts_with("Team")) {
+    /// #           Some(stall) => break stall,
+    /// #           None => std::thread::sleep(Duration::from_millis(10)),
+    /// #       }
+    /// #   };
+    ///     assert!(stall.waiting()[0].waited() >= Duration::from_millis(10));
+    ///     seat1.arrive_and_wait();
+    /// });
+    /// ```
     #[must_use]
     pub fn waited(&self) -> Duration {
         self.waited
