@@ -127,7 +127,7 @@ fn sync_publishes_writes() {
                 let (block, slots) = &*shared;
                 for k in 0..PHASES {
                     slots.set((k % 2) * 2 + 1, k);
-                    sync(&block);
+                    sync(block);
                     assert_eq!(slots.get((k % 2) * 2), k);
                 }
             })
@@ -135,7 +135,7 @@ fn sync_publishes_writes() {
         let (block, slots) = &*shared;
         for k in 0..PHASES {
             slots.set((k % 2) * 2, k);
-            sync(&block);
+            sync(block);
             assert_eq!(slots.get((k % 2) * 2 + 1), k);
         }
         other.join().unwrap();
