@@ -38,11 +38,11 @@ use std::cell::UnsafeCell;
 use std::process::exit;
 use std::time::{Duration, Instant};
 
-use syncthreads::Barrier;
 use mpi::request::{scope, LocalScope, Request};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Threading;
+use syncthreads::Barrier;
 
 // ---- the kernel of examples/heat.rs -----------------------------------------
 //
