@@ -68,8 +68,7 @@ use stats::{Stage, Trace};
 /// little late (the fuzzy barrier then hides most of the imbalance, where a
 /// shorter spin hid much less), short enough that beside busy foreign
 /// threads the spin costs little more than a shorter one, where a longer
-/// spin cost much more (benches/RESULTS.md, "How the wait policy was
-/// chosen").
+/// spin cost much more (benches/RESULTS.md, "The wait policy").
 pub(crate) const SPIN_NANOS: u64 = 10_000;
 
 /// How long a waiter yields before it parks. With more threads than cores,
@@ -77,13 +76,13 @@ pub(crate) const SPIN_NANOS: u64 = 10_000;
 /// thread waited for run, at less CPU per episode than
 /// `std::sync::Barrier`. A budget too short for many threads feeds itself:
 /// waiters begin to park, episodes grow past the budget, and every episode
-/// pays the wake-ups (benches/RESULTS.md, "How the wait policy was chosen").
+/// pays the wake-ups (benches/RESULTS.md, "The wait policy").
 pub(crate) const YIELD_NANOS: u64 = 200_000;
 
 /// A yield slower than this means another thread took a whole time slice:
 /// an unloaded yield returns far sooner, and one beside busy foreign
 /// threads takes a scheduler slice, so that yielding then costs far more
-/// than parking (benches/RESULTS.md, "How the wait policy was chosen").
+/// than parking (benches/RESULTS.md, "The wait policy").
 pub(crate) const SLOW_YIELD_NANOS: u64 = 200_000;
 
 /// Extra pause hints per still-owed arrival between two loads of the word,

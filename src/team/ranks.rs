@@ -36,9 +36,9 @@
 //! for nobody. Beside a word that other threads update it would cost a
 //! line transfer whenever a neighbour's update came between the store and
 //! the arrival's own RMW; that is where a table beside the leaves' words
-//! cost a team's episode most (benches/RESULTS.md, the section on the
-//! per-rank table). A reader (`join`, `missing()`, `Debug`) pays a line per
-//! rank, once per call.
+//! cost a team's episode most (benches/RESULTS.md, "Levers tried"). A
+//! reader (`join`, `missing()`, `Debug`) pays a line per rank, once per
+//! call.
 //!
 //! # Reading the table
 //!
