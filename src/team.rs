@@ -54,6 +54,8 @@ mod new;
 mod ranks;
 mod report;
 mod seat;
+#[cfg(any(loom, shuttle, feature = "bench"))]
+mod shape;
 mod tree;
 
 use ranks::{Entry, LEFT, PART, UNHANDED};
