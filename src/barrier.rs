@@ -1,14 +1,15 @@
 //! `Barrier<F>`: the public barrier, each operation one call into the
-//! phase engine (`engine.rs`), which a `Team` is built on too: construction,
-//! arrivals, tx counts and poisoning here, the waits in `barrier/wait.rs`.
+//! phase engine (`engine.rs`), which a `Team` is built on too: construction
+//! and arrivals here; the waits, tx counts and poisoning, which a `Team`
+//! shares, in `barrier/shared.rs` (`engine::engine_methods!`).
 
 use crate::completion::Completion;
-use crate::engine::Engine;
+use crate::engine::{ArriveAndWaitFuture, Engine};
 use crate::state;
 use crate::token::{ArrivalToken, BarrierWaitResult};
 use std::fmt;
 
-mod wait;
+mod shared;
 
 /// A reusable barrier with split arrive/wait, phases, parity waits, a
 /// completion function and transaction counts: CUDA's `cuda::barrier` (the PTX
@@ -356,56 +357,6 @@ impl<F: Completion> Barrier<F> {
         self.engine.add_participants(n)
     }
 
-    /// Adds `tx` to the current phase's transaction count: the phase will not
-    /// complete until as much has been completed with
-    /// [`complete_tx`](Barrier::complete_tx).
-    ///
-    /// If the count was negative (completions came first) and this brings it
-    /// back to zero with no arrivals pending, this completes the phase.
-    ///
-    /// # Panics
-    ///
-    /// If the count would leave `-MAX_TX ..= MAX_TX`, if the barrier is
-    /// retired or poisoned, or inside this barrier's completion function.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let barrier = syncthreads::Barrier::new(1);
-    /// barrier.expect_tx(64);
-    /// let token = barrier.arrive();
-    /// assert!(!barrier.try_wait(&token)); // the 64 bytes are still owed
-    /// barrier.complete_tx(64);
-    /// assert!(barrier.try_wait(&token));
-    /// ```
-    #[track_caller]
-    pub fn expect_tx(&self, tx: u32) {
-        self.engine.expect_tx(tx)
-    }
-
-    /// Subtracts `tx` from the current phase's transaction count; this
-    /// completes the phase if it brings the count to zero with no arrivals
-    /// pending.
-    ///
-    /// # Panics
-    ///
-    /// As [`expect_tx`](Barrier::expect_tx).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let barrier = syncthreads::Barrier::new(1);
-    /// barrier.complete_tx(100); // before the matching expect_tx: tx = -100
-    /// drop(barrier.arrive());
-    /// assert!(!barrier.phase_parity());
-    /// barrier.expect_tx(100); // back to 0: phase 0 completes here
-    /// assert!(barrier.phase_parity());
-    /// ```
-    #[track_caller]
-    pub fn complete_tx(&self, tx: u32) {
-        self.engine.complete_tx(tx)
-    }
-
     /// Adds `tx` to the transaction count and arrives `n` times, in one
     /// atomic step.
     ///
@@ -428,42 +379,47 @@ impl<F: Completion> Barrier<F> {
         self.engine.arrive_tx(n, tx)
     }
 
-    /// Poisons the barrier, for a participant that failed: every thread
-    /// waiting on it, and every later arrive, tx operation or wait, panics
-    /// instead of hanging. The queries keep working. Idempotent.
+    /// Arrives now, and returns a future that completes once the phase has:
+    /// [`arrive_and_wait`](Barrier::arrive_and_wait) for async code.
     ///
-    /// Called while a completion function runs (in it, or on another
-    /// thread), it takes effect at once: `is_poisoned` is true, `Debug`
-    /// says so, waits and joins panic. The function runs to its end, and
-    /// the phase then does not complete: the barrier stays poisoned in it.
+    /// The arrival happens when this is called, not when the future is first
+    /// polled, so dropping the future never undoes it. As for
+    /// [`arrive`](Barrier::arrive), a call that comes while the previous
+    /// phase's completion function runs waits for it to finish (keep
+    /// completion functions short).
     ///
-    /// # Examples
+    /// # Panics
     ///
-    /// ```
-    /// let barrier = syncthreads::Barrier::new(2);
-    /// barrier.poison();
-    /// assert!(barrier.is_poisoned());
-    /// let result = std::panic::catch_unwind(|| barrier.arrive_and_wait());
-    /// assert!(result.is_err());
-    /// ```
-    pub fn poison(&self) {
-        self.engine.poison()
-    }
-
-    /// Whether the barrier is poisoned (by [`poison`](Barrier::poison), a
-    /// panicking completion function, or, for a [`Team`](crate::Team), a
-    /// participant whose thread panicked). True as soon as `poison()` returned,
-    /// also while a completion function still runs.
+    /// Here, as [`arrive`](Barrier::arrive). The future panics when polled if
+    /// the barrier is poisoned or the phase can never complete; the leader's
+    /// future (whose arrival completed the phase) is ready at once.
     ///
     /// # Examples
     ///
     /// ```
-    /// let barrier = syncthreads::Barrier::new(1);
-    /// assert!(!barrier.is_poisoned());
+    /// use syncthreads::Barrier;
+    /// use std::sync::Arc;
+    ///
+    /// let rt = tokio::runtime::Runtime::new().unwrap();
+    /// let barrier = Arc::new(Barrier::new(4));
+    /// let leaders: usize = rt.block_on(async {
+    ///     let tasks: Vec<_> = (0..4)
+    ///         .map(|_| {
+    ///             let barrier = barrier.clone();
+    ///             tokio::spawn(async move { barrier.arrive_and_wait_async().await.is_leader() })
+    ///         })
+    ///         .collect();
+    ///     let mut leaders = 0;
+    ///     for task in tasks {
+    ///         leaders += task.await.unwrap() as usize;
+    ///     }
+    ///     leaders
+    /// });
+    /// assert_eq!(leaders, 1);
     /// ```
-    #[must_use]
-    pub fn is_poisoned(&self) -> bool {
-        self.engine.is_poisoned()
+    #[track_caller]
+    pub fn arrive_and_wait_async(&self) -> ArriveAndWaitFuture<'_, F> {
+        self.engine.arrive_and_wait_async()
     }
 }
 

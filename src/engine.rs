@@ -15,9 +15,11 @@ use crate::wait::wake;
 use std::fmt;
 
 pub use future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
+pub(crate) use methods::engine_methods;
 pub(crate) use wait::Target;
 
 mod future;
+mod methods;
 mod record;
 mod wait;
 mod wait_async;

@@ -108,11 +108,13 @@ pub(crate) enum Op<'a> {
 pub(crate) enum PhaseOf {
     /// The running one, whichever it is.
     Running,
-    /// Exactly this one, for a caller that knows which phase its next
-    /// arrival is for. A word in another phase (the caller's last one,
-    /// still running: a double arrival) is refused ([`Misuse::OtherPhase`]),
-    /// so that the RMW's own read is the caller's check.
-    Exactly(Phase),
+    /// Exactly this one: the phase after the last arrival of `who`, a
+    /// participant that counts its own arrivals. A word still in the phase
+    /// before (that arrival's, not completed) is a double arrival
+    /// ([`Misuse::Again`]): refused on the word the RMW reads, so that its
+    /// own read is the check, and confirmed on the latest word by the
+    /// engine (`Engine::again`), the one place that decides it.
+    Exactly(Phase, Who),
     /// Participants leaving (`arrivals == drops`), all of which last
     /// arrived in this phase (their arrivals are in, or on their way
     /// combined with others): while it still runs, drops without an
@@ -120,6 +122,14 @@ pub(crate) enum PhaseOf {
     /// Decided by the word the RMW reads, so a leave never waits for a
     /// phase to end.
     After(Phase),
+}
+
+/// How a message names the participant behind an arrival: its kind (a
+/// "seat") and its number.
+#[derive(Clone, Copy)]
+pub(crate) struct Who {
+    pub(crate) kind: &'static str,
+    pub(crate) id: u32,
 }
 
 /// What an operation found wrong with the word; nothing was changed.
@@ -137,9 +147,10 @@ pub(crate) enum Misuse {
     TxRange { from: i32, to: i64 },
     /// A join would raise the expected count above `MAX`.
     TooManyParticipants { expected: u32, adding: usize },
-    /// An arrival of [`PhaseOf::Exactly`] found the word in another phase
-    /// (the word).
-    OtherPhase(Snapshot),
+    /// An arrival of [`PhaseOf::Exactly`] found the word (`.0`) still in the
+    /// phase of `who`'s last arrival: a double arrival once the latest word
+    /// confirms it.
+    Again(Snapshot, Who),
 }
 
 impl Op<'_> {
@@ -208,12 +219,12 @@ impl Op<'_> {
             return Err(Misuse::Retired(s));
         }
         if let Op::Arrival {
-            phase: PhaseOf::Exactly(phase),
+            phase: PhaseOf::Exactly(phase, who),
             ..
         } = self
         {
             if s.phase() != phase {
-                return Err(Misuse::OtherPhase(s));
+                return Err(Misuse::Again(s, who));
             }
         }
         let pending = s.pending() as usize;
@@ -294,10 +305,8 @@ impl Misuse {
                 let total = expected as u128 + adding as u128;
                 panic!("syncthreads: {op}: {expected} participants per phase plus {adding} would be {total}, above Barrier::MAX ({max})")
             }
-            // A caller that remembers its phase turns this into its own
-            // message; this one names only the operation.
-            Misuse::OtherPhase(s) => panic!(
-                "syncthreads: {op}: this arrival belongs to another phase than the running one ({})",
+            Misuse::Again(s, Who { kind, id }) => panic!(
+                "syncthreads: {op}: {kind} {id} already arrived in phase {} (mod 4), which has not completed: a {kind} arrives once per phase",
                 s.phase()
             ),
         }

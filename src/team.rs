@@ -29,7 +29,10 @@
 
 use crate::completion::Completion;
 use crate::engine::Engine;
+use crate::phase::Phase;
+use crate::state::Snapshot;
 use crate::sync::{AtomicU64, Mutex, Ordering};
+use crate::token::BarrierWaitResult;
 #[cfg(doc)]
 use crate::Barrier;
 use call::SeatCall;
@@ -49,11 +52,13 @@ pub(crate) const FAN_IN: usize = 4;
 /// "Shape and crossover").
 pub(crate) const FLAT: usize = 2;
 mod call;
-mod delegate;
 mod new;
 mod ranks;
 mod report;
 mod seat;
+#[cfg(any(loom, shuttle, feature = "bench"))]
+mod shape;
+mod shared;
 mod tree;
 
 use ranks::{Entry, LEFT, PART, UNHANDED};
@@ -191,6 +196,17 @@ impl<F> Team<F> {
     #[cfg(test)]
     fn nodes(&self) -> usize {
         self.front.nodes().len()
+    }
+
+    /// The team's barrier, for `Debug` output only.
+    pub(crate) fn barrier_debug(&self) -> &(dyn fmt::Debug + '_) {
+        &*self.barrier
+    }
+
+    /// One load of the team's word, for the queries of what is built on it.
+    #[inline]
+    pub(crate) fn word(&self, order: Ordering) -> Snapshot {
+        self.barrier.word(order)
     }
 }
 
@@ -417,6 +433,23 @@ impl<F: Completion> Team<F> {
             team: self,
             next: 0,
         }
+    }
+
+    /// One seat-less arrival and wait on the team's word, bypassing the
+    /// tree: only for a caller that never hands out a seat of this team
+    /// (a `BlockBarrier` used seat-less), for which the team is a plain
+    /// barrier of `seat_count()` participants. `name` is the call the user
+    /// made, for the messages.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn arrive_and_wait_seatless(&self, name: &'static str) -> BarrierWaitResult {
+        self.barrier.arrive_and_wait_as(name)
+    }
+
+    /// The current phase modulo 4 (`Relaxed`); see `Engine::phase`.
+    #[inline]
+    pub(crate) fn phase(&self) -> Phase {
+        self.barrier.phase()
     }
 }
 

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::shape::{self, Shape};
 use common::{mix, panic_of, panics_of_each, scaled, watchdog, word_of};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -13,20 +14,24 @@ use std::thread;
 use std::time::Duration;
 use syncthreads::{Barrier, Seat, Team};
 
-/// The shapes every behaviour runs on: the default, a binary tree (the most
-/// levels), a wide fan-in, and flat. Under Miri the binary tree and flat:
-/// the tree's paths and the flat one, fewer times.
-fn shapes(seats: usize) -> Vec<(String, Team)> {
-    let mut shapes = vec![
-        ("default".into(), Team::new(seats)),
-        ("fan-in 2".into(), Team::with_shape(seats, 2, 0)),
-        ("fan-in 8".into(), Team::with_shape(seats, 8, 0)),
-        ("flat".into(), Team::with_shape(seats, 4, usize::MAX)),
-    ];
+/// The shapes every behaviour runs on (those of them the build has, see
+/// `common::shape`): the default, a binary tree (the most levels), a wide
+/// fan-in, and flat. Under Miri the binary tree and flat: the tree's paths
+/// and the flat one, fewer times.
+fn wanted() -> &'static [Shape] {
     if cfg!(miri) {
-        shapes.retain(|(what, _)| what == "fan-in 2" || what == "flat");
+        &[Shape::BINARY, Shape::FLAT]
+    } else {
+        &[Shape::DEFAULT, Shape::BINARY, Shape::WIDE, Shape::FLAT]
     }
-    shapes
+}
+
+/// A team of `seats` seats in each shape to run.
+fn shapes(seats: usize) -> Vec<(String, Team)> {
+    shape::shapes(wanted())
+        .into_iter()
+        .map(|shape| (shape.name.into(), shape.team(seats, seats)))
+        .collect()
 }
 
 /// Every seat stamps its slot with the phase before `arrive_and_wait` and
@@ -121,13 +126,7 @@ fn random_leaves_keep_every_phase_exact() {
     const PHASES: usize = scaled(400, 8);
     // Under Miri 16 seats only (four tree levels at fan-in 2).
     for seats in [16, 64].into_iter().take(if cfg!(miri) { 1 } else { 2 }) {
-        // Under Miri the binary tree and flat, as in `shapes`.
-        let shapes: &[(usize, usize)] = if cfg!(miri) {
-            &[(2, 0), (4, usize::MAX)]
-        } else {
-            &[(4, 2), (2, 0), (8, 0), (4, usize::MAX)]
-        };
-        for &(fan_in, flat) in shapes {
+        for shape in shape::shapes(wanted()) {
             let leave_at = |rank: usize| -> usize {
                 if rank % 5 == 0 {
                     usize::MAX // stays
@@ -147,24 +146,20 @@ fn random_leaves_keep_every_phase_exact() {
             let arrived: Vec<AtomicUsize> = (0..PHASES + 1).map(|_| AtomicUsize::new(0)).collect();
             let phase = AtomicUsize::new(0);
             let failed = AtomicBool::new(false);
-            let team = Team::with_completion_and_shape(
-                seats,
-                || {
-                    // Relaxed: the completion runs after every arrival of the phase.
-                    let p = phase.fetch_add(1, Ordering::Relaxed);
-                    let got = arrived[p].load(Ordering::Relaxed);
-                    // (Phase PHASES: the staying seats drop, uncounted.)
-                    if p < PHASES && got != live(p) {
-                        eprintln!("phase {p}: {got} arrivals, {} live", live(p));
-                        failed.store(true, Ordering::Relaxed);
-                    }
-                },
-                fan_in,
-                flat,
-            );
+            let team = shape.team_with(seats, seats, || {
+                // Relaxed: the completion runs after every arrival of the phase.
+                let p = phase.fetch_add(1, Ordering::Relaxed);
+                let got = arrived[p].load(Ordering::Relaxed);
+                // (Phase PHASES: the staying seats drop, uncounted.)
+                if p < PHASES && got != live(p) {
+                    eprintln!("phase {p}: {got} arrivals, {} live", live(p));
+                    failed.store(true, Ordering::Relaxed);
+                }
+            });
+            let what = format!("{seats} seats, {}", shape.name);
             watchdog(
                 120,
-                || format!("{seats} seats, fan-in {fan_in}: {team:?}"),
+                || format!("{what}: {team:?}"),
                 || {
                     thread::scope(|s| {
                         for seat in team.seats() {
@@ -195,17 +190,10 @@ fn random_leaves_keep_every_phase_exact() {
                     });
                 },
             );
-            assert!(
-                !failed.load(Ordering::Relaxed),
-                "{seats} seats, fan-in {fan_in}"
-            );
+            assert!(!failed.load(Ordering::Relaxed), "{what}");
             // The staying seats leave at the end: one more phase.
             assert_eq!(phase.load(Ordering::Relaxed), PHASES + 1);
-            assert_retired(
-                &team,
-                PHASES + 1,
-                &format!("{seats} seats, fan-in {fan_in}"),
-            );
+            assert_retired(&team, PHASES + 1, &what);
         }
     }
 }
@@ -532,7 +520,7 @@ fn a_drop_on_a_poisoned_or_retired_team_does_nothing() {
         drop(seats); // no panic
         assert_eq!(format!("{team:?}"), before, "{what}");
     }
-    let team = Team::with_shape(3, 2, 0);
+    let team = shape::shapes(&[Shape::BINARY])[0].team(3, 3);
     let (a, b, c) = (team.seat(0), team.seat(1), team.seat(2));
     a.arrive_and_drop();
     b.arrive_and_drop();
@@ -576,7 +564,6 @@ fn seats_are_handed_out_once_per_rank() {
         panic_of(|| Team::new(0)),
         "syncthreads: Team::new(0): the seat count must be in 1 ..= 1048575 (Barrier::MAX)"
     );
-    assert!(panic_of(|| Team::with_shape(4, 1, 0)).contains("the fan-in must be in 2 ..= 64"));
 }
 
 #[test]
@@ -763,9 +750,10 @@ fn own_tree() {
 #[test]
 fn a_seat_arriving_inside_its_teams_own_completion_panics_and_changes_nothing() {
     OWN_FLAT.check(|| Team::with_completion(2, own_flat as fn()), "flat");
+    // A tree for two seats: capacity three (the default shape is flat up to two).
     OWN_TREE.check(
-        || Team::with_completion_and_shape(2, own_tree as fn(), 2, 0),
-        "fan-in 2",
+        || shape::shapes(&[Shape::BINARY])[0].team_with(2, 3, own_tree as fn()),
+        "tree",
     );
 }
 

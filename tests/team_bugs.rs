@@ -4,33 +4,24 @@
 
 mod common;
 
+use common::shape::{self, Shape};
 use common::{panic_of, watchdog};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use syncthreads::{Barrier, Team};
 
 /// The shapes of a team of `seats` seats and capacity `capacity` with a
-/// completion function: the default (a tree from three ranks), a binary
-/// tree, and flat.
+/// completion function (those of them the build has, see `common::shape`):
+/// the default (a tree from three ranks), a binary tree, and flat.
 fn shapes<F: FnMut() + Send + Clone>(
     seats: usize,
     capacity: usize,
     f: F,
 ) -> Vec<(&'static str, Team<F>)> {
-    vec![
-        (
-            "default",
-            Team::with_completion_and_capacity(seats, capacity, f.clone()),
-        ),
-        (
-            "fan-in 2",
-            Team::with_completion_and_capacity_and_shape(seats, capacity, f.clone(), 2, 0),
-        ),
-        (
-            "flat",
-            Team::with_completion_and_capacity_and_shape(seats, capacity, f, 4, usize::MAX),
-        ),
-    ]
+    shape::shapes(&[Shape::DEFAULT, Shape::BINARY, Shape::FLAT])
+        .into_iter()
+        .map(|shape| (shape.name, shape.team_with(seats, capacity, f.clone())))
+        .collect()
 }
 
 /// The word of a retired team (nothing owed, not poisoned) and a wait for

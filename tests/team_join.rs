@@ -7,6 +7,7 @@
 mod common;
 
 use common::ledger::{self, Ledger};
+use common::shape::{self, Shape};
 use common::{mix, panic_of, progress_of, watchdog, word_of};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -15,23 +16,20 @@ use std::thread;
 use std::time::Duration;
 use syncthreads::{BlockBarrier, Team};
 
-/// The shapes a join has to work on: flat, one leaf, a tree with empty
-/// subtrees to revive, and a binary tree (the most levels).
+/// The shapes a join has to work on (those of them the build has, see
+/// `common::shape`): the default (flat, one leaf, or a tree with empty
+/// subtrees to revive, by capacity), a binary tree (the most levels), and
+/// flat.
 fn shapes(seats: usize, capacity: usize) -> Vec<(String, Team)> {
-    vec![
-        (
-            format!("with_capacity({seats}, {capacity})"),
-            Team::with_capacity(seats, capacity),
-        ),
-        (
-            format!("with_capacity({seats}, {capacity}) fan-in 2"),
-            Team::with_capacity_and_shape(seats, capacity, 2, 0),
-        ),
-        (
-            format!("with_capacity({seats}, {capacity}) flat"),
-            Team::with_capacity_and_shape(seats, capacity, 4, usize::MAX),
-        ),
-    ]
+    shape::shapes(&[Shape::DEFAULT, Shape::BINARY, Shape::FLAT])
+        .into_iter()
+        .map(|shape| {
+            (
+                format!("with_capacity({seats}, {capacity}) {}", shape.name),
+                shape.team(seats, capacity),
+            )
+        })
+        .collect()
 }
 
 // ---- construction ---------------------------------------------------------------
@@ -511,25 +509,19 @@ fn missing_and_progress_are_exact_at_quiescence() {
 /// arrival in phase 0 and one on its way.
 #[test]
 fn progress_is_the_completing_phases_while_a_seat_waits_in_the_window() {
-    for flat in [usize::MAX, 0] {
+    for shape in shape::shapes(&[Shape::FLAT, Shape::BINARY]) {
         let inside = AtomicBool::new(false);
         let arriving = AtomicBool::new(false);
         let release = AtomicBool::new(false);
-        let team = Team::with_completion_and_capacity_and_shape(
-            3,
-            3,
-            || {
-                if inside.swap(true, Ordering::AcqRel) {
-                    return;
-                }
-                while !release.load(Ordering::Acquire) {
-                    thread::yield_now();
-                }
-            },
-            2,
-            flat,
-        );
-        let what = if flat == 0 { "fan-in 2" } else { "flat" };
+        let team = shape.team_with(3, 3, || {
+            if inside.swap(true, Ordering::AcqRel) {
+                return;
+            }
+            while !release.load(Ordering::Acquire) {
+                thread::yield_now();
+            }
+        });
+        let what = shape.name;
         let (first, second, third) = (team.seat(0), team.seat(1), team.seat(2));
         drop(third); // its leave is its arrival in phase 0
         drop(first.arrive());
@@ -708,20 +700,14 @@ fn phase_of(
     }
 }
 
-fn churn(threads: usize, capacity: usize, phases: u64, fan_in: usize, flat: usize) {
+fn churn(threads: usize, capacity: usize, phases: u64, shape: Shape) {
     let ledger = Mutex::new(Ledger::default());
     let stop = AtomicBool::new(false);
     let alive = AtomicUsize::new(threads);
     let (joins, nones) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let leaders = Mutex::new(BTreeMap::<u64, usize>::new());
-    let team = Team::with_completion_and_capacity_and_shape(
-        1,
-        capacity,
-        || ledger.lock().unwrap().complete(),
-        fan_in,
-        flat,
-    );
-    let what = format!("{threads} threads, capacity {capacity}, fan-in {fan_in}");
+    let team = shape.team_with(1, capacity, || ledger.lock().unwrap().complete());
+    let what = format!("{threads} threads, capacity {capacity}, {}", shape.name);
     watchdog(
         240,
         || format!("{what}: {team:?}"),
@@ -802,16 +788,18 @@ fn churn(threads: usize, capacity: usize, phases: u64, fan_in: usize, flat: usiz
 
 #[test]
 fn churn_of_joins_and_leaves_on_16_threads() {
-    churn(16, 12, 400, 4, 2);
+    churn(16, 12, 400, Shape::DEFAULT);
 }
 
 #[test]
 fn churn_of_joins_and_leaves_on_64_threads() {
-    churn(64, 48, 200, 4, 2);
+    churn(64, 48, 200, Shape::DEFAULT);
 }
 
 #[test]
 fn churn_on_a_binary_tree_and_flat() {
-    churn(24, 20, 200, 2, 0);
-    churn(8, 2, 300, 4, 2);
+    for shape in shape::shapes(&[Shape::BINARY]) {
+        churn(24, 20, 200, shape);
+    }
+    churn(8, 2, 300, Shape::DEFAULT); // flat: the default for two ranks
 }

@@ -7,16 +7,17 @@
 
 mod common;
 
+use common::shape::{self, Shape};
 use common::{panic_of, watchdog};
 use syncthreads::Team;
 
-/// Shapes of a team of `seats`: the default, a binary tree, flat.
+/// Shapes of a team of `seats` (those of them the build has, see
+/// `common::shape`): the default, a binary tree, flat.
 fn shapes(seats: usize) -> Vec<(&'static str, Team)> {
-    vec![
-        ("default", Team::new(seats)),
-        ("fan-in 2", Team::with_shape(seats, 2, 0)),
-        ("flat", Team::with_shape(seats, 4, usize::MAX)),
-    ]
+    shape::shapes(&[Shape::DEFAULT, Shape::BINARY, Shape::FLAT])
+        .into_iter()
+        .map(|shape| (shape.name, shape.team(seats, seats)))
+        .collect()
 }
 
 #[test]
@@ -142,24 +143,8 @@ fn each_team_constructor_names_itself_in_its_panics() {
             format!("syncthreads: Team::new(0): the seat count must be in 1 ..= {max} (Barrier::MAX)"),
         ),
         (
-            panic_of(|| Team::with_shape(0, 4, 2)),
-            format!("syncthreads: Team::with_shape(0, 4, 2): the seat count must be in 1 ..= {max} (Barrier::MAX)"),
-        ),
-        (
-            panic_of(|| Team::with_shape(8, 1, 2)),
-            "syncthreads: Team::with_shape(8, 1, 2): the fan-in must be in 2 ..= 64".to_owned(),
-        ),
-        (
             panic_of(|| Team::with_completion(0, f)),
             format!("syncthreads: Team::with_completion(0, _): the seat count must be in 1 ..= {max} (Barrier::MAX)"),
-        ),
-        (
-            panic_of(|| Team::with_completion_and_shape(0, f, 4, 2)),
-            format!("syncthreads: Team::with_completion_and_shape(0, _, 4, 2): the seat count must be in 1 ..= {max} (Barrier::MAX)"),
-        ),
-        (
-            panic_of(|| Team::with_completion_and_shape(8, f, 65, 2)),
-            "syncthreads: Team::with_completion_and_shape(8, _, 65, 2): the fan-in must be in 2 ..= 64".to_owned(),
         ),
         (
             panic_of(|| Team::with_capacity(0, 4)),
@@ -170,16 +155,49 @@ fn each_team_constructor_names_itself_in_its_panics() {
             format!("syncthreads: Team::with_capacity(4, 3): the capacity must be in 4 ..= {max} (the seat count ..= Barrier::MAX)"),
         ),
         (
+            panic_of(|| Team::with_completion_and_capacity(2, 1, f)),
+            format!("syncthreads: Team::with_completion_and_capacity(2, 1, _): the capacity must be in 2 ..= {max} (the seat count ..= Barrier::MAX)"),
+        ),
+    ] {
+        assert_eq!(m, expected);
+    }
+}
+
+/// The shaped constructors (the `bench` feature's) name themselves too,
+/// and refuse a fan-in outside `2 ..= 64`.
+#[cfg(feature = "bench")]
+#[test]
+fn each_shaped_team_constructor_names_itself_in_its_panics() {
+    let max = 1_048_575;
+    let f = || ();
+    for (m, expected) in [
+        (
+            panic_of(|| Team::with_shape(0, 4, 2)),
+            format!("syncthreads: Team::with_shape(0, 4, 2): the seat count must be in 1 ..= {max} (Barrier::MAX)"),
+        ),
+        (
+            panic_of(|| Team::with_shape(8, 1, 2)),
+            "syncthreads: Team::with_shape(8, 1, 2): the fan-in must be in 2 ..= 64".to_owned(),
+        ),
+        (
+            panic_of(|| Team::with_completion_and_shape(0, f, 4, 2)),
+            format!("syncthreads: Team::with_completion_and_shape(0, _, 4, 2): the seat count must be in 1 ..= {max} (Barrier::MAX)"),
+        ),
+        (
+            panic_of(|| Team::with_completion_and_shape(8, f, 65, 2)),
+            "syncthreads: Team::with_completion_and_shape(8, _, 65, 2): the fan-in must be in 2 ..= 64".to_owned(),
+        ),
+        (
             panic_of(|| Team::with_capacity_and_shape(2, 8, 0, 2)),
             "syncthreads: Team::with_capacity_and_shape(2, 8, 0, 2): the fan-in must be in 2 ..= 64".to_owned(),
         ),
         (
-            panic_of(|| Team::with_completion_and_capacity(2, 1, f)),
-            format!("syncthreads: Team::with_completion_and_capacity(2, 1, _): the capacity must be in 2 ..= {max} (the seat count ..= Barrier::MAX)"),
-        ),
-        (
             panic_of(|| Team::with_completion_and_capacity_and_shape(2, 8, f, 99, 2)),
             "syncthreads: Team::with_completion_and_capacity_and_shape(2, 8, _, 99, 2): the fan-in must be in 2 ..= 64".to_owned(),
+        ),
+        (
+            panic_of(|| Team::with_shape(4, 1, 0)),
+            "syncthreads: Team::with_shape(4, 1, 0): the fan-in must be in 2 ..= 64".to_owned(),
         ),
     ] {
         assert_eq!(m, expected);

@@ -18,6 +18,7 @@
 
 mod common;
 
+use common::shape;
 use common::{panic_of, watchdog};
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -29,6 +30,26 @@ enum Shape {
     Flat,
     OneLeaf,
     TwoLevels,
+}
+
+impl Shape {
+    /// The team's shape and capacity (one leaf: the default at three ranks).
+    fn of(self) -> (shape::Shape, usize) {
+        match self {
+            Shape::Flat => (shape::Shape::FLAT, 3),
+            Shape::OneLeaf => (shape::Shape::DEFAULT, 3),
+            Shape::TwoLevels => (shape::Shape::BINARY, 4),
+        }
+    }
+
+    /// The shapes to run: those of them the build has (`common::shape`).
+    fn all() -> Vec<Shape> {
+        let all = [Shape::Flat, Shape::OneLeaf, Shape::TwoLevels];
+        let run = shape::shapes(&all.map(|s| s.of().0));
+        all.into_iter()
+            .filter(|s| run.contains(&s.of().0))
+            .collect()
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,20 +169,14 @@ impl Case {
 
     fn run(&self) -> Result<(), String> {
         let count = AtomicUsize::new(0);
-        let (fan_in, flat, capacity) = match self.shape {
-            Shape::Flat => (4, usize::MAX, 3),
-            Shape::OneLeaf => (4, 0, 3),
-            Shape::TwoLevels => (2, 0, 4),
-        };
+        let (shape, capacity) = self.shape.of();
         if self.completion {
             let f = || {
                 count.fetch_add(1, Ordering::Relaxed);
             };
-            let team = Team::with_completion_and_capacity_and_shape(2, capacity, f, fan_in, flat);
-            self.run_on(&team, Some(&count))
+            self.run_on(&shape.team_with(2, capacity, f), Some(&count))
         } else {
-            let team = Team::with_capacity_and_shape(2, capacity, fan_in, flat);
-            self.run_on(&team, None)
+            self.run_on(&shape.team(2, capacity), None)
         }
     }
 
@@ -340,7 +355,7 @@ fn every_leave_and_join_combination_retires_in_the_ledgers_phase() {
         || {
             let mut cases = 0;
             let mut failures = Vec::new();
-            for shape in [Shape::Flat, Shape::OneLeaf, Shape::TwoLevels] {
+            for shape in Shape::all() {
                 for completion in [false, true] {
                     for join in [None, Some(0), Some(1), Some(usize::MAX)] {
                         for l0 in Leave::ALL {

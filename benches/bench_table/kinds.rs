@@ -79,11 +79,20 @@ pub(crate) const KINDS: &[Entry] = &[
     Entry::ours("barrier", "barrier", Pool::new::<Mb>),
     #[cfg(feature = "bench")]
     Entry::ours("spin-only", "Barrier (spin only)", Pool::new::<Mb>).policy(Pol::SpinOnly),
-    Entry::ours("team", "Team", |n| Pool::team(n, 4, 2)),
-    Entry::ours("team-f2", "Team (fan-in 2)", |n| Pool::team(n, 2, 2)),
-    Entry::ours("team-f8", "Team (fan-in 8)", |n| Pool::team(n, 8, 2)),
-    Entry::ours("team-f16", "Team (fan-in 16)", |n| Pool::team(n, 16, 2)),
-    Entry::ours("team-flat", "Team (flat)", |n| Pool::team(n, 4, usize::MAX)),
+    Entry::ours("team", "Team", Pool::team),
+    // The shape sweep: `Team::with_shape` exists with `--features bench` only.
+    #[cfg(feature = "bench")]
+    Entry::ours("team-f2", "Team (fan-in 2)", |n| Pool::team_shaped(n, 2, 2)),
+    #[cfg(feature = "bench")]
+    Entry::ours("team-f8", "Team (fan-in 8)", |n| Pool::team_shaped(n, 8, 2)),
+    #[cfg(feature = "bench")]
+    Entry::ours("team-f16", "Team (fan-in 16)", |n| {
+        Pool::team_shaped(n, 16, 2)
+    }),
+    #[cfg(feature = "bench")]
+    Entry::ours("team-flat", "Team (flat)", |n| {
+        Pool::team_shaped(n, 4, usize::MAX)
+    }),
     Entry::ours("team-cap64", "Team (capacity 64)", |n| {
         Pool::team_with_capacity(n, 64)
     }),

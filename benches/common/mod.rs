@@ -268,12 +268,25 @@ impl Pool {
         Pool { shared, handles }
     }
 
-    /// A `syncthreads::Team` of `n` seats of the given shape (`fan_in`, flat up
-    /// to `flat` seats; `Team::with_shape`), each thread arriving through
-    /// its seat with `Seat::arrive_and_wait`.
-    pub fn team(n: usize, fan_in: usize, flat: usize) -> Pool {
+    /// A `syncthreads::Team::new(n)`, each thread arriving through its seat
+    /// with `Seat::arrive_and_wait`.
+    pub fn team(n: usize) -> Pool {
+        Pool::seated(syncthreads::Team::new(n))
+    }
+
+    /// A `syncthreads::Team` of `n` seats of a chosen shape (`fan_in`, flat
+    /// up to `flat` seats; `Team::with_shape`, with `--features bench`),
+    /// arriving as in [`Pool::team`].
+    #[cfg(feature = "bench")]
+    pub fn team_shaped(n: usize, fan_in: usize, flat: usize) -> Pool {
+        Pool::seated(syncthreads::Team::with_shape(n, fan_in, flat))
+    }
+
+    /// The threads of `team`'s seats, each arriving through its seat.
+    fn seated(team: syncthreads::Team) -> Pool {
+        let n = team.seat_count();
         Pool::custom(n, |runners| {
-            let team = Arc::new(syncthreads::Team::with_shape(n, fan_in, flat));
+            let team = Arc::new(team);
             runners
                 .into_iter()
                 .map(|r| {
@@ -293,21 +306,7 @@ impl Pool {
     /// for the capacity, `n` seats taking part), each thread arriving
     /// through its seat: what joining costs the common case.
     pub fn team_with_capacity(n: usize, capacity: usize) -> Pool {
-        Pool::custom(n, |runners| {
-            let team = Arc::new(syncthreads::Team::with_capacity(n, capacity.max(n)));
-            runners
-                .into_iter()
-                .map(|r| {
-                    let team = team.clone();
-                    std::thread::spawn(move || {
-                        let seat = team.seat(r.rank());
-                        r.serve(|| {
-                            seat.arrive_and_wait();
-                        });
-                    })
-                })
-                .collect()
-        })
+        Pool::seated(syncthreads::Team::with_capacity(n, capacity.max(n)))
     }
 
     /// `syncthreads::launch(n, ..)`, each thread of the block syncing with

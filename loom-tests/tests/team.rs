@@ -342,8 +342,8 @@ fn an_arrival_in_the_completion_window_of_a_flat_team() {
 /// completion opens the window to the other thread), seat 1's did; seat 1's
 /// phase-1 arrival found phase 0 completing and waited it out (the window
 /// this model is about: `event:op-waits-out-completion`, the word's RMW's
-/// own wait, on the flat team; `event:seat-waits-out-completion`,
-/// `Seat::enter`'s, through the tree). One
+/// own wait, on the flat team; `event:arrival-waits-out-completion`,
+/// the tree seat's entry check's (`Engine::enter`), through the tree). One
 /// layout: both threads complete phase 0 in it (the cases).
 fn arrival_in_the_completion_window(flat: usize) {
     let cases: &'static [&'static str] = if flat > 0 {
@@ -356,7 +356,7 @@ fn arrival_in_the_completion_window(flat: usize) {
         &[
             "seat 0 completed phase 0",
             "seat 1 completed phase 0",
-            "event:seat-waits-out-completion",
+            "event:arrival-waits-out-completion",
         ]
     };
     model_reaching(cases, move |reach| {
@@ -568,14 +568,15 @@ fn double_arrival_races_the_phase(flat: usize) {
 /// a `Relaxed` flag (nothing orders its next look at the word after the
 /// completion): its next arrival is the next phase's, never a double
 /// arrival. Its seed load may still return its own last arrival's word,
-/// which the word's RMW refuses; only the latest word (`Barrier::latest`)
+/// which the word's RMW refuses; only the latest word (`Engine::again`)
 /// decides, and it shows the completion.
 #[test]
 fn a_flat_seat_that_learned_of_the_completion_relaxed_arrives_in_the_next_phase() {
     learned_of_the_completion_relaxed(usize::MAX);
 }
 
-/// The same through the tree, where `Seat::enter`'s load is the stale one.
+/// The same through the tree, where the entry check's load (`Engine::enter`)
+/// is the stale one.
 #[test]
 fn a_tree_seat_that_learned_of_the_completion_relaxed_arrives_in_the_next_phase() {
     learned_of_the_completion_relaxed(0);
@@ -583,15 +584,15 @@ fn a_tree_seat_that_learned_of_the_completion_relaxed_arrives_in_the_next_phase(
 
 /// Cases: the stale read this model is about came up: on the flat team the
 /// word's RMW refused on it and the latest word showed the completion
-/// (`event:seat-arrival-refused-stale`), through the tree `Seat::enter`'s
-/// load returned it and the latest word did not (`event:seat-entry-read-stale`).
+/// (`event:arrival-refused-stale`), through the tree the entry check's
+/// load returned it and the latest word did not (`event:arrival-read-stale`).
 /// One layout: the main thread's arrival is the one after the other's
 /// completion by construction (the flag).
 fn learned_of_the_completion_relaxed(flat: usize) {
     let cases: &'static [&'static str] = if flat > 0 {
-        &["event:seat-arrival-refused-stale"]
+        &["event:arrival-refused-stale"]
     } else {
-        &["event:seat-entry-read-stale"]
+        &["event:arrival-read-stale"]
     };
     model_reaching(cases, move |reach| {
         let team = Arc::new(Team::with_shape(2, 2, flat));

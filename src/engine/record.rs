@@ -3,11 +3,12 @@
 //! tokens it hands out. And the entry points of the one arrival operation
 //! (`Op::Arrival`) of a caller that counts its participants itself and
 //! brings their arrivals to the word in one step, with the reads and the
-//! checks such a caller makes before it acts.
+//! checks such a caller makes before it acts; among them the one decision
+//! of a double arrival (`Engine::again`).
 
 use super::{Arrival, Engine, Target};
 use crate::completion::{self, Completion};
-use crate::op::{Misuse, Op, PhaseOf};
+use crate::op::{poisoned_panic, Misuse, Op, PhaseOf};
 use crate::phase::Phase;
 use crate::state::{Recorded, Snapshot};
 use crate::sync::Ordering;
@@ -84,7 +85,17 @@ impl<F: Completion> Engine<F> {
         mut recorded: Result<Recorded, Misuse>,
     ) -> Result<Arrival, Misuse> {
         loop {
-            let (prior, completed) = match recorded? {
+            let recorded_now = match recorded {
+                Err(misuse @ Misuse::Again(..)) => {
+                    // Refused on the word the RMW read, which may be stale.
+                    let latest = self.again(misuse)?;
+                    crate::sync::model_event("arrival-refused-stale");
+                    recorded = self.state.record(latest, !F::IS_NONE, |s| op.apply(s));
+                    continue;
+                }
+                recorded => recorded?,
+            };
+            let (prior, completed) = match recorded_now {
                 Recorded::Counted(prior) => (prior, false),
                 Recorded::Completed(prior) => {
                     wake(&self.state, prior);
@@ -103,6 +114,26 @@ impl<F: Completion> Engine<F> {
                 phase: prior.phase(),
                 completed,
             });
+        }
+    }
+
+    /// Decides a double arrival, for every arrival that knows its phase
+    /// (`PhaseOf::Exactly`): `misuse` is [`Misuse::Again`] on the word a
+    /// read found, which may be stale (a load, or an RMW's seed, may return
+    /// the caller's own last arrival after another thread completed that
+    /// phase). Only the latest word (an RMW's read) decides: still in that
+    /// phase, running and not poisoned, the arrival is a double one (the
+    /// misuse); otherwise the latest word, to go on from.
+    #[cold]
+    pub(super) fn again(&self, misuse: Misuse) -> Result<Snapshot, Misuse> {
+        let Misuse::Again(s, _) = misuse else {
+            return Err(misuse);
+        };
+        let latest = self.state.latest();
+        if latest.phase() == s.phase() && !latest.is_completing() && latest.poison().is_none() {
+            Err(misuse)
+        } else {
+            Ok(latest)
         }
     }
 
@@ -193,6 +224,57 @@ impl<F: Completion> Engine<F> {
         }
     }
 
+    /// Checks the word before an arrival of `op` (of `PhaseOf::Exactly`)
+    /// that is counted elsewhere first (a combining front's node) and
+    /// reaches the word later, combined with others: waits until the word
+    /// is in the op's phase, out of the completion window of the phase
+    /// before. Panics, changing nothing, on a double arrival (decided by
+    /// [`again`](Self::again)), a poisoned word, or inside this barrier's
+    /// own completion function.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn enter(&self, op: Op<'_>) {
+        let Op::Arrival {
+            phase: PhaseOf::Exactly(phase, who),
+            ..
+        } = op
+        else {
+            unreachable!("an entry check is for an arrival that knows its phase")
+        };
+        let last = phase.prev();
+        // Acquire: the phase's start → the caller's node RMW, point 3 (orderings.md).
+        let mut s = self.word(Ordering::Acquire);
+        loop {
+            if s.poison().is_some() {
+                poisoned_panic(op, s);
+            }
+            if s.phase() != last {
+                debug_assert_eq!(s.phase(), phase);
+                return;
+            }
+            if s.is_completing() {
+                self.wait_out_window(op, last);
+            } else if let Err(misuse) = self.again(Misuse::Again(s, who)) {
+                misuse.panic(op);
+            } else {
+                crate::sync::model_event("arrival-read-stale");
+            }
+            // Acquire: as above: the next turn may let the arrival go on,
+            // so it must synchronize with the RMW that started the phase it shows.
+            s = self.word(Ordering::Acquire);
+        }
+    }
+
+    /// The completion window of phase `last`, met by [`enter`](Self::enter):
+    /// waits for the next phase (or a poisoning).
+    #[cold]
+    #[track_caller]
+    fn wait_out_window(&self, op: Op<'_>, last: Phase) {
+        crate::sync::model_event("arrival-waits-out-completion");
+        completion::check_not_running(self.key(), &op);
+        self.wait_until(|s| (s.phase() != last || s.poison().is_some()).then_some(()));
+    }
+
     /// A token for `phase` without an arrival on the word: for an arrival
     /// that was counted elsewhere and reaches the word combined with others.
     #[inline]
@@ -201,12 +283,6 @@ impl<F: Completion> Engine<F> {
             phase,
             completed: false,
         })
-    }
-
-    /// The latest word: an RMW read (`State::latest`), which no older value
-    /// can answer, for a decision that a stale load must not make.
-    pub(crate) fn latest(&self) -> Snapshot {
-        self.state.latest()
     }
 
     /// Whether this thread is running this barrier's completion function.

@@ -2,7 +2,7 @@
 //! seat's arrival reaches the word as the one arrival operation
 //! (`Op::Arrival`), and this is its name.
 
-use crate::op::{Op, PhaseOf};
+use crate::op::{Op, PhaseOf, Who};
 use crate::phase::Phase;
 use std::fmt;
 
@@ -36,13 +36,19 @@ impl SeatCall {
         }
     }
 
-    /// A flat team's seat arriving in `phase`, named after this call.
-    pub(crate) fn seat_arrival(&self, phase: Phase) -> Op<'_> {
+    /// Seat `rank` arriving in `phase`, the one after its last arrival,
+    /// named after this call: a flat team's arrival on the word, or a tree
+    /// seat's entry check (`Engine::enter`).
+    pub(crate) fn seat_arrival(&self, phase: Phase, rank: u32) -> Op<'_> {
+        let who = Who {
+            kind: "seat",
+            id: rank,
+        };
         Op::Arrival {
             arrivals: 1,
             drops: 0,
             tx: 0,
-            phase: PhaseOf::Exactly(phase),
+            phase: PhaseOf::Exactly(phase, who),
             quiet: false,
             name: self,
         }

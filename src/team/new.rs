@@ -1,6 +1,6 @@
-//! A [`Team`]'s constructors: the contract's, with and without a completion
-//! function and a capacity, and the shaped ones; each checks its arguments
-//! and names itself in its panics.
+//! A [`Team`]'s constructors: with and without a completion function and a
+//! capacity, each in the default shape; each checks its arguments and names
+//! itself in its panics.
 
 use super::ranks::{Entry, UNHANDED};
 use super::tree::{Front, MAX_FAN_IN};
@@ -69,64 +69,6 @@ impl Team {
             || Engine::new(seats),
         )
     }
-
-    /// A team with a chosen tree shape: each node combines `fan_in`
-    /// members (`2 ..= 64`), and a team of at most `flat` seats has no tree
-    /// (its seats arrive on the word directly).
-    ///
-    /// [`Team::new`] uses fan-in 4 and no tree up to 2 seats, the fastest
-    /// shape measured (the package's benches/RESULTS.md, "Shape and
-    /// crossover"). On a machine whose cores share caches otherwise, sweep
-    /// the shape with `cargo bench --bench bench_table -- --only
-    /// team,team-f2,team-f8,team-flat` and pick the fastest. The shape
-    /// changes only the cost of an arrival, never what a team does.
-    ///
-    /// # Panics
-    ///
-    /// Unless `1 <= seats <= Barrier::MAX` and `2 <= fan_in <= 64`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let team = syncthreads::Team::with_shape(8, 2, 0); // a binary tree
-    /// std::thread::scope(|s| {
-    ///     for seat in team.seats() {
-    ///         s.spawn(move || seat.arrive_and_wait());
-    ///     }
-    /// });
-    /// ```
-    #[track_caller]
-    #[must_use]
-    pub fn with_shape(seats: usize, fan_in: usize, flat: usize) -> Team {
-        Team::checked(
-            &format_args!("Team::with_shape({seats}, {fan_in}, {flat})"),
-            seats,
-            seats,
-            fan_in,
-            flat,
-            || Engine::new(seats),
-        )
-    }
-
-    /// [`Team::with_capacity`] with a chosen shape, as [`Team::with_shape`].
-    #[doc(hidden)]
-    #[track_caller]
-    #[must_use]
-    pub fn with_capacity_and_shape(
-        seats: usize,
-        capacity: usize,
-        fan_in: usize,
-        flat: usize,
-    ) -> Team {
-        Team::checked(
-            &format_args!("Team::with_capacity_and_shape({seats}, {capacity}, {fan_in}, {flat})"),
-            seats,
-            capacity,
-            fan_in,
-            flat,
-            || Engine::new(seats),
-        )
-    }
 }
 
 impl<F: FnMut() + Send> Team<F> {
@@ -173,41 +115,6 @@ impl<F: FnMut() + Send> Team<F> {
         )
     }
 
-    /// [`Team::with_completion`] with a chosen shape, as [`Team::with_shape`].
-    ///
-    /// # Panics
-    ///
-    /// As [`Team::with_shape`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    ///
-    /// let phases = AtomicUsize::new(0);
-    /// let team = syncthreads::Team::with_completion_and_shape(4, || {
-    ///     phases.fetch_add(1, Ordering::Relaxed);
-    /// }, 2, 0);
-    /// let seats: Vec<_> = team.seats().collect();
-    /// for seat in &seats {
-    ///     drop(seat.arrive());
-    /// }
-    /// assert_eq!(phases.load(Ordering::Relaxed), 1);
-    /// # drop(seats);
-    /// ```
-    #[track_caller]
-    #[must_use]
-    pub fn with_completion_and_shape(seats: usize, f: F, fan_in: usize, flat: usize) -> Team<F> {
-        Team::checked(
-            &format_args!("Team::with_completion_and_shape({seats}, _, {fan_in}, {flat})"),
-            seats,
-            seats,
-            fan_in,
-            flat,
-            || Engine::with_completion(seats, f),
-        )
-    }
-
     /// [`Team::with_capacity`] with a completion function, as
     /// [`Team::with_completion`].
     ///
@@ -244,21 +151,6 @@ impl<F: FnMut() + Send> Team<F> {
             || Engine::with_completion(seats, f),
         )
     }
-
-    /// [`Team::with_completion_and_capacity`] with a chosen shape, as
-    /// [`Team::with_shape`].
-    #[doc(hidden)]
-    #[track_caller]
-    #[must_use]
-    pub fn with_completion_and_capacity_and_shape(
-        seats: usize,
-        capacity: usize,
-        f: F,
-        fan_in: usize,
-        flat: usize,
-    ) -> Team<F> {
-        Team::checked(&format_args!("Team::with_completion_and_capacity_and_shape({seats}, {capacity}, _, {fan_in}, {flat})"), seats, capacity, fan_in, flat, || Engine::with_completion(seats, f))
-    }
 }
 
 #[track_caller]
@@ -274,7 +166,7 @@ impl<F> Team<F> {
     /// A constructor's team: `call` names the constructor in its panics;
     /// `seats` and `capacity` are checked before `barrier` makes the word.
     #[track_caller]
-    fn checked(
+    pub(super) fn checked(
         call: &dyn fmt::Display,
         seats: usize,
         capacity: usize,

@@ -10,7 +10,6 @@ use crate::completion::Completion;
 use crate::engine::Target;
 use crate::engine::{ArriveAndWaitFuture, Engine};
 use crate::op::poisoned_panic;
-use crate::op::Misuse;
 use crate::phase::Phase;
 use crate::state::Poison;
 use crate::sync::{AtomicU64, Ordering};
@@ -285,50 +284,16 @@ impl<F: Completion> Seat<'_, F> {
         seat.leave(SeatCall::ArriveAndDrop, false);
     }
 
-    /// Decides the phase a new arrival belongs to: the one after this seat's
-    /// last arrival. Panics (changing nothing) on a double arrival or a
-    /// poisoned team; waits out the completion window of the last phase.
+    /// The phase a new arrival belongs to: the one after this seat's last
+    /// arrival, once the word is there (the engine's entry check: a double
+    /// arrival or a poisoned team panics, changing nothing; the completion
+    /// window of the last phase is waited out).
     #[track_caller]
     #[inline]
     pub(super) fn enter(&self, call: SeatCall) -> Phase {
-        let barrier = &self.team.barrier;
-        let last = Phase::of_wide(self.last.get());
-        // Acquire: the phase's start → this seat's node RMW, point 3 (orderings.md).
-        let mut s = barrier.word(Ordering::Acquire);
-        loop {
-            if s.poison().is_some() {
-                poisoned_panic(call, s);
-            }
-            if s.phase() != last {
-                debug_assert_eq!(s.phase(), last.next());
-                return s.phase();
-            }
-            if s.is_completing() {
-                self.wait_next_phase(call, last);
-            } else {
-                let latest = barrier.latest();
-                if latest == s {
-                    panic!(
-                        "syncthreads: {call}: seat {} already arrived in phase {last} (mod 4), which has not completed: a seat arrives once per phase",
-                        self.rank
-                    );
-                }
-                crate::sync::model_event("seat-entry-read-stale");
-            }
-            // Acquire: as above: the next turn may arrive on this word, so it
-            // must synchronize with the RMW that started the phase it shows.
-            s = barrier.word(Ordering::Acquire);
-        }
-    }
-
-    /// The completion window of phase `last`: waits for the next phase.
-    #[cold]
-    #[track_caller]
-    pub(super) fn wait_next_phase(&self, call: SeatCall, last: Phase) {
-        crate::sync::model_event("seat-waits-out-completion");
-        let barrier = &self.team.barrier;
-        barrier.check_not_in_completion(&call);
-        barrier.wait_until(|s| (s.phase() != last || s.poison().is_some()).then_some(()));
+        let phase = self.next_phase();
+        self.team.barrier.enter(call.seat_arrival(phase, self.rank));
+        phase
     }
 
     /// One arrival (plus `tx`): the token and whether it completed the phase.
@@ -361,13 +326,14 @@ impl<F: Completion> Seat<'_, F> {
     /// A flat team's plain arrival: one RMW of the word, whose own read is
     /// the entry check. The seat knows the phase of its arrival (the one
     /// after its last); [`PhaseOf::Exactly`] refuses a word still in the
-    /// seat's last phase, poisoned or retired, and waits out a completion
-    /// window as every arrival does. No load of the word before the RMW: on
-    /// a contended line that load is a miss of its own, and the RMW's
-    /// ownership a second one. Nor does the RMW need one's `Acquire`: a tree
-    /// seat's entry read orders its node RMW after the node's re-arm
-    /// (orderings.md, point 3); a flat seat touches no node, and
-    /// the word's RMW carries the orderings of every arrival (state.rs).
+    /// seat's last phase (the engine decides whether it is a double
+    /// arrival), poisoned or retired, and waits out a completion window as
+    /// every arrival does. No load of the word before the RMW: on a
+    /// contended line that load is a miss of its own, and the RMW's
+    /// ownership a second one. Nor does the RMW need one's `Acquire`: a
+    /// tree seat's entry read orders its node RMW after the node's re-arm
+    /// (orderings.md, point 3); a flat seat touches no node, and the word's
+    /// RMW carries the orderings of every arrival (state.rs).
     ///
     /// The entry is published before the RMW, as for every arrival
     /// (team/ranks.rs); a refused arrival puts the seat's previous entry
@@ -384,43 +350,21 @@ impl<F: Completion> Seat<'_, F> {
     fn arrive_flat(&self, call: SeatCall) -> (ArrivalToken, bool) {
         let barrier = &self.team.barrier;
         let wide = self.last.get().wrapping_add(1);
-        let phase = Phase::of_wide(wide);
         let unpublish = Unpublish {
             barrier,
             // Relaxed: this seat's own entry, which only this thread writes.
             entry: (self.entry, self.entry.load(Ordering::Relaxed)),
         };
-        loop {
-            self.publish(Entry::new(super::PART, wide.wrapping_add(1)));
-            let misuse = match barrier.try_arrive_combined(call.seat_arrival(phase)) {
-                Ok(arrived) => {
-                    std::mem::forget(unpublish);
-                    self.last.set(wide);
-                    return arrived;
-                }
-                Err(misuse) => misuse,
-            };
-            unpublish.restore();
-            match misuse {
-                Misuse::OtherPhase(s) => {
-                    // The RMW refused on the word its load found, which may
-                    // be stale: this seat's own last arrival, not yet the
-                    // completion another thread made since. Only the
-                    // latest word (an RMW's read) decides a double arrival.
-                    let latest = barrier.latest();
-                    if latest.phase() == s.phase()
-                        && !latest.is_completing()
-                        && latest.poison().is_none()
-                    {
-                        panic!(
-                            "syncthreads: {call}: seat {} already arrived in phase {} (mod 4), which has not completed: a seat arrives once per phase",
-                            self.rank,
-                            s.phase()
-                        );
-                    }
-                    crate::sync::model_event("seat-arrival-refused-stale");
-                }
-                other => other.panic(call),
+        self.publish(Entry::new(super::PART, wide.wrapping_add(1)));
+        match barrier.try_arrive_combined(call.seat_arrival(Phase::of_wide(wide), self.rank)) {
+            Ok(arrived) => {
+                std::mem::forget(unpublish);
+                self.last.set(wide);
+                arrived
+            }
+            Err(misuse) => {
+                unpublish.restore();
+                misuse.panic(call)
             }
         }
     }

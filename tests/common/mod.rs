@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod ledger;
+pub mod shape;
 
 use std::any::Any;
 use std::io::Write;
