@@ -21,11 +21,14 @@ fn write_rank(launcher: &Launcher, cells: &Slots) -> Vec<ThreadId> {
 }
 
 /// Cases: the second launch claimed the idle worker, or found it gone
-/// and spawned a new one. One layout: the launching thread is the caller
+/// and spawned a new one; on the way, it claimed the dock the first launch
+/// formed (launch/pool/dock.rs), lost its claim to the dock's expiry (the
+/// member closed it between the launch's look and its CAS), or found it
+/// closed by the member. One layout: the launching thread is the caller
 /// (rank 0) by the contract; the worker is the pool's. Capped at 1
 /// preemption: at the suite's 3 the pool's hand-off explores for minutes,
-/// and the race (the worker's idle exit against the second launch's
-/// claim) needs one preemption for either case.
+/// and each race (the worker's idle exit or the dock's expiry against the
+/// second launch's claim) needs one preemption.
 #[test]
 fn a_launch_races_a_pool_threads_idle_exit() {
     model_reaching_bounded(
@@ -33,6 +36,9 @@ fn a_launch_races_a_pool_threads_idle_exit() {
         &[
             "claimed the idle worker",
             "the worker had left: spawned anew",
+            "event:dock-claimed",
+            "event:dock-claim-lost",
+            "event:dock-expired",
         ],
         |reach| {
             let launcher = Launcher::new();
@@ -54,6 +60,7 @@ fn a_launch_races_a_pool_threads_idle_exit() {
             } else {
                 reach.case("the worker had left: spawned anew");
             }
+            let _ = reach.events();
             // Drop joins the pool's threads.
         },
     );

@@ -1,8 +1,10 @@
 //! The persistent threads behind `launch`: a pool of parked workers, each
 //! with one slot word through which a launch hands it a rank and it hands
-//! the rank back.
+//! the rank back, and a dock where the workers of the last launch wait
+//! together for a next launch of the same size.
 //!
-//! The slot word and its protocol, point by point: `pool/slot.rs`.
+//! The slot word and its protocol, point by point: `pool/slot.rs`; the
+//! dock's: `pool/dock.rs`.
 
 use crate::park::{self, Parked};
 use crate::sync::{self, Mutex, Ordering};
@@ -20,10 +22,12 @@ use loom::thread;
 #[cfg(shuttle)]
 use shuttle::thread;
 
+mod dock;
 mod slot;
 
+use dock::{Dock, Vacated};
 pub(super) use slot::Ticket;
-use slot::{exited, idle, is_ticket, shutdown, sleeping, Slot, WAITED};
+use slot::{docked, exited, idle, is_ticket, shutdown, sleeping, Slot, WAITED};
 
 /// What a `Launcher` configures.
 #[derive(Clone, Debug)]
@@ -59,6 +63,7 @@ struct Entry {
 pub(super) struct Pool {
     config: Config,
     entries: Mutex<Vec<Entry>>,
+    dock: Arc<Dock>,
 }
 
 /// A launch that could not start all its ranks: the first rank without a
@@ -73,6 +78,7 @@ impl Pool {
         Pool {
             config,
             entries: Mutex::new(Vec::new()),
+            dock: Arc::new(Dock::new()),
         }
     }
 
@@ -109,12 +115,30 @@ impl Pool {
         abort: &dyn Fn(),
     ) -> Result<(), SpawnFailed> {
         let crowded = Crowd::enter(threads);
+        let ticket = Ticket {
+            job,
+            run,
+            rank: 0,
+            crowded: crowded.crowded,
+            dock: None,
+        };
+        if threads > 1 {
+            loop {
+                // SAFETY: the caller's promise.
+                if unsafe { self.dock.launch(threads, &ticket) } {
+                    return Ok(());
+                }
+                if self.dock.vacate(threads) == Vacated::Slots {
+                    break;
+                }
+            }
+        }
+        let dock = self.dock.form(threads);
         let tickets: Vec<Ticket> = (1..threads)
             .map(|rank| Ticket {
-                job,
-                run,
                 rank,
-                crowded: crowded.crowded,
+                dock,
+                ..ticket
             })
             .collect();
         let mut claimed: Vec<Arc<Slot>> = Vec::with_capacity(tickets.len());
@@ -125,6 +149,7 @@ impl Pool {
             claimed: &mut claimed,
         };
         let failed = self.claim_or_spawn(&tickets, guard.claimed);
+        let missing = tickets.len() - guard.claimed.len();
         if failed.is_some() {
             abort();
         } else {
@@ -132,6 +157,9 @@ impl Pool {
             unsafe { run(job, 0) };
         }
         drop(guard);
+        if dock.is_some() {
+            self.dock.formed(missing);
+        }
         failed.map_or(Ok(()), Err)
     }
 
@@ -212,7 +240,8 @@ impl Pool {
             builder = builder.stack_size(bytes);
         }
         let keep_alive = self.config.keep_alive;
-        builder.spawn(move || work(&slot, keep_alive))
+        let dock = Arc::clone(&self.dock);
+        builder.spawn(move || work(&slot, &dock, keep_alive))
     }
 
     /// How many workers are alive (idle or running a rank).
@@ -230,6 +259,8 @@ impl Pool {
     /// Tells every worker to leave and joins them all.
     pub(super) fn shut_down(&self) {
         let mut entries = self.entries();
+        // Its members go back to their slots, to find `SHUTDOWN` there.
+        self.dock.close();
         for entry in entries.iter() {
             // Relaxed: the worker reads nothing but the sentinel. No launch
             // is running (they borrow the pool), so no ticket is lost.
@@ -290,14 +321,17 @@ fn wait_done(slot: &Slot, ticket: *mut Ticket, crowded: bool) {
     }
 }
 
-/// A worker: runs the tickets handed to its slot until it leaves.
-fn work(slot: &Slot, keep_alive: Duration) {
+/// A worker: runs the tickets handed to its slot, and the ranks the dock
+/// hands it while it is docked, until it leaves.
+fn work(slot: &Slot, dock: &Dock, keep_alive: Duration) {
     let mut crowded = false;
-    while let Some(ticket) = next_ticket(slot, keep_alive, crowded) {
+    let mut polled = false;
+    while let Some(ticket) = next_ticket(slot, keep_alive, crowded, polled) {
         // SAFETY: a ticket in the word lives until the word leaves it
         // (module docs, the scoped borrow), and the word holds it until the
         // swap below; its fields are read before that swap.
-        let (job, run, rank) = unsafe { ((*ticket).job, (*ticket).run, (*ticket).rank) };
+        let (job, run, rank, docks) =
+            unsafe { ((*ticket).job, (*ticket).run, (*ticket).rank, (*ticket).dock) };
         // SAFETY: as above.
         crowded = unsafe { (*ticket).crowded };
         let abort = AbortOnUnwind;
@@ -305,11 +339,29 @@ fn work(slot: &Slot, keep_alive: Duration) {
         // on any thread while it waits, and we hold this rank's ticket.
         unsafe { run(job, rank) };
         std::mem::forget(abort);
+        let after = if docks.is_some() { docked() } else { idle() };
         // Release: publishes the rank's outcome to the launch's Acquire.
-        let before = slot.word.swap(idle(), Ordering::Release);
+        let before = slot.word.swap(after, Ordering::Release);
         if before.addr() & WAITED != 0 {
             // The address only as a key: the launch may be gone already.
             park::unpark_all(ticket.addr());
+        }
+        polled = false;
+        if let Some(generation) = docks {
+            dock.serve(rank, generation, crowded);
+            // Back to the slot, having polled in the dock, then off the
+            // dock. Relaxed: nothing but the pool's shut-down writes a
+            // `DOCKED` word, and its `SHUTDOWN` carries no data; the leave
+            // orders this change for the launches vacating the dock.
+            let shut = slot
+                .word
+                .compare_exchange(docked(), idle(), Ordering::Relaxed, Ordering::Relaxed)
+                .is_err();
+            dock.leave();
+            if shut {
+                return;
+            }
+            polled = true;
         }
     }
 }
@@ -324,14 +376,22 @@ impl Drop for AbortOnUnwind {
     }
 }
 
-/// The worker's wait for its next ticket: it polls, then parks; `None`
-/// once it leaves (keep-alive passed, or the pool shut down).
-fn next_ticket(slot: &Slot, keep_alive: Duration, crowded: bool) -> Option<*mut Ticket> {
+/// The worker's wait for its next ticket: it polls (unless it `polled`
+/// already, in the dock), then parks; `None` once it leaves (keep-alive
+/// passed, or the pool shut down).
+fn next_ticket(
+    slot: &Slot,
+    keep_alive: Duration,
+    crowded: bool,
+    mut polled: bool,
+) -> Option<*mut Ticket> {
     loop {
         // Acquire: the claim's `Release` CAS published the ticket.
         let mut word = slot.word.load(Ordering::Acquire);
         if word == idle() {
-            if poll(crowded, || slot.word.load(Ordering::Relaxed) != idle()) {
+            if !std::mem::take(&mut polled)
+                && poll(crowded, || slot.word.load(Ordering::Relaxed) != idle())
+            {
                 continue;
             }
             // Relaxed: only the sentinel changes; a failure re-reads.

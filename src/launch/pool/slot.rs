@@ -8,7 +8,10 @@
 //! - `IDLE`: the worker has nothing to do and polls the word;
 //! - `SLEEPING`: the worker is parked (or about to park) on the word;
 //! - `EXITED`: the worker stayed idle for the keep-alive and left;
-//! - `SHUTDOWN`: the pool was dropped; the worker leaves.
+//! - `SHUTDOWN`: the pool was dropped; the worker leaves;
+//! - `DOCKED`: the worker waits in the pool's dock (`pool/dock.rs`), not on
+//!   its slot; it alone moves the word on, back to `IDLE` (or finds
+//!   `SHUTDOWN` there).
 //!
 //! Every change of the word is an RMW, so that a load which reads any later
 //! value synchronizes with the `Release` change it follows (release
@@ -23,7 +26,8 @@
 //!    cannot wait for each other.
 //! 2. The worker loads the ticket (`Acquire`), runs the rank, and hands it
 //!    back by a swap of the word to `IDLE` (`Release`: the rank's outcome
-//!    was written before). It reads nothing of the launch after that swap.
+//!    was written before), or to `DOCKED` if the ticket tells it to dock.
+//!    It reads nothing of the launch after that swap.
 //! 3. The launch waits until the word no longer holds its ticket (`Acquire`
 //!    load): the rank is done and its outcome visible. Before parking it
 //!    tags the word (its ticket with `WAITED`), so that the worker's swap
@@ -64,6 +68,9 @@ pub(in crate::launch) struct Ticket {
     /// Whether the machine had more block threads than cores when the
     /// launch began: waiters then give the cores away at once.
     pub(super) crowded: bool,
+    /// The generation of the dock this launch forms, if it forms one: the
+    /// worker docks as the member of its rank once the rank ended.
+    pub(super) dock: Option<u64>,
 }
 
 /// `IDLE`: the worker polls the word for a ticket.
@@ -84,6 +91,11 @@ pub(super) fn exited() -> *mut Ticket {
 /// `SHUTDOWN`: the pool was dropped.
 pub(super) fn shutdown() -> *mut Ticket {
     ptr::without_provenance_mut(3)
+}
+
+/// `DOCKED`: the worker waits in the pool's dock.
+pub(super) fn docked() -> *mut Ticket {
+    ptr::without_provenance_mut(5)
 }
 
 /// The tag of a ticket whose launch is parked waiting for it.
