@@ -126,7 +126,7 @@ block-leader-does-not-clear	src/block.rs	self.clear_two_ahead(k);	let _ = k;	blo
 block-clear-always-skipped	src/block.rs	if counter.load(Ordering::Relaxed) != 0 {	if false && counter.load(Ordering::Relaxed) != 0 {	block
 poisoned-block-seat-clears	src/block/seat.rs	if self.block.team.is_poisoned() {	if false {	block
 launch-panic-does-not-poison	src/launch.rs	barrier.poison();	let _ = barrier;	test:launch
-seat-double-arrival-accepted	src/team/seat.rs	if s.phase() != last {	if s.phase() != last || !s.is_completing() {	team
+seat-double-arrival-accepted	src/engine/record.rs	if s.phase() != last {	if s.phase() != last || !s.is_completing() {	team
 early-leave-not-folded	src/team/tree.rs	let op = if sums.arrivals == sums.drops {	let op = if false {	team
 rearm-blind-store	src/team/tree.rs	if prior.pending() > 1 {	if prior.pending() > 1 { return None; } if true { let (new, sums) = NodeWord(prior.0.wrapping_add(delta)).rearm(); self.word.store(new.0, Ordering::Relaxed); return Some(sums); } if false {	team_rearm
 attach-revives-a-completed-round	src/team/tree/word.rs	if self.is_empty() {	if self.members() == 0 {	team_join
