@@ -107,6 +107,24 @@ fn a_private_pool_reuses_its_threads_across_launches() {
 }
 
 #[test]
+fn launches_alternating_sizes_each_run_every_rank() {
+    // Each launch finds the last one's threads idle, more or fewer than it
+    // needs: it must claim as many as it needs, spawn the rest, and run
+    // every rank once.
+    let launcher = Launcher::new().keep_alive(Duration::from_secs(600));
+    watchdog(60, String::new, || {
+        for round in 0..scaled(300, 10) {
+            let threads = [3, 2, 3, 4, 2, 4][round % 6];
+            let ranks = launcher.launch(threads, |block| {
+                checked(block, round);
+                block.thread_rank()
+            });
+            assert_eq!(ranks, (0..threads).collect::<Vec<_>>());
+        }
+    });
+}
+
+#[test]
 fn thread_locals_of_a_pool_thread_persist_from_one_launch_to_the_next() {
     thread_local!(static RUNS: Cell<usize> = const { Cell::new(0) });
     let launcher = Launcher::new().keep_alive(Duration::from_secs(600));
