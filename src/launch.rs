@@ -362,7 +362,7 @@ where
 {
     let job = Job {
         kernel,
-        barrier: BlockBarrier::new(threads),
+        barrier: BlockBarrier::seated(threads),
         caught: AtomicU64::new(0),
         outcomes: (0..threads).map(|_| UnsafeCell::new(None)).collect(),
     };
@@ -446,3 +446,13 @@ fn run<R>(
 }
 
 static_assertions::assert_impl_all!(Launcher: Send, Sync, std::panic::RefUnwindSafe);
+
+/// One hand-off to the default pool and back, with no block: what the pool
+/// alone costs a launch (for the launch bench).
+#[cfg(feature = "bench")]
+pub fn bench_pool_round_trip(threads: usize) {
+    unsafe fn nop(_: *const (), _: usize) {}
+    // SAFETY: `nop` reads nothing through the job pointer.
+    let ran = unsafe { pool::default_pool().run(threads, std::ptr::null(), nop, &|| ()) };
+    assert!(ran.is_ok());
+}

@@ -214,6 +214,7 @@ pub use warp::WarpBarrier;
 pub mod bench_hooks {
     pub use crate::wait::policy::{set_policy, Policy};
     pub use crate::wait::stats::{set_stats, take_stats, WaitStats};
+    pub use crate::launch::bench_pool_round_trip;
 }
 
 /// The README's Rust examples, compiled and run as doctests.
