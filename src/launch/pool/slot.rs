@@ -114,8 +114,9 @@ impl Slot {
 
     /// Claims the worker for `ticket` if it is idle or asleep (point 1).
     pub(super) fn claim(&self, ticket: *mut Ticket) -> bool {
-        // Relaxed: a first look; the CAS decides.
-        let mut seen = self.word.load(Ordering::Relaxed);
+        // A polling worker holds the line shared: a CAS from `IDLE` takes it
+        // in one transfer, where a load first would take two.
+        let mut seen = idle();
         while seen == idle() || seen == sleeping() {
             // Release: the worker's Acquire load of the ticket sees the
             // ticket and its job. Relaxed on failure: nothing is read.
