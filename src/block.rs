@@ -156,21 +156,33 @@ impl BlockBarrier {
             "the thread count",
             threads,
         );
+        BlockBarrier::of(Team::new(threads), UNUSED)
+    }
+
+    /// The barrier of `team`'s threads, in `mode`.
+    fn of(team: Team, mode: u64) -> BlockBarrier {
         BlockBarrier {
-            team: Team::new(threads),
+            threads: team.seat_count(),
+            team,
             counts: std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
-            threads,
             sites: crate::diagnostics::sites::Sites::new(),
-            mode: ClaimU64::new(UNUSED),
+            mode: ClaimU64::new(mode),
         }
     }
 
     /// A barrier used through seats only (a launch's block): no seat has
     /// to settle the mode.
     pub(crate) fn seated(threads: usize) -> BlockBarrier {
-        let mut barrier = BlockBarrier::new(threads);
-        barrier.mode = ClaimU64::new(SEATS);
-        barrier
+        BlockBarrier::of(Team::handed(threads), SEATS)
+    }
+
+    /// The seat of `rank` of a [`seated`](BlockBarrier::seated) barrier,
+    /// taken by the one thread that runs that rank.
+    pub(crate) fn handed_seat(&self, rank: usize) -> BlockSeat<'_> {
+        BlockSeat {
+            block: self,
+            seat: self.team.handed_seat(rank),
+        }
     }
 
     /// The number of threads in the group.

@@ -431,7 +431,7 @@ fn run<R>(
     // the kernel had returned.
     let block = Block {
         rank,
-        seat: barrier.seat(rank),
+        seat: barrier.handed_seat(rank),
     };
     match panic::catch_unwind(AssertUnwindSafe(|| kernel(&block))) {
         Ok(r) => Outcome::Returned(r),

@@ -273,6 +273,14 @@ impl<F: Completion> Team<F> {
         }
     }
 
+    /// The seat of `rank` of a team made by [`handed`](Team::handed), whose
+    /// seats are all handed out from the start: each rank's seat is made
+    /// once, by the one thread that runs that rank.
+    pub(crate) fn handed_seat(&self, rank: usize) -> Seat<'_, F> {
+        debug_assert!(rank < self.seat_count());
+        Seat::new(self, rank, u64::MAX, false)
+    }
+
     /// The seat of `rank` if it was not handed out yet (`rank` in range).
     pub(crate) fn try_seat(&self, rank: usize) -> Option<Seat<'_, F>> {
         debug_assert!(rank < self.seat_count());

@@ -2,7 +2,7 @@
 //! capacity, each in the default shape; each checks its arguments and names
 //! itself in its panics.
 
-use super::ranks::{Entry, UNHANDED};
+use super::ranks::{Entry, PART, UNHANDED};
 use super::tree::{Front, MAX_FAN_IN};
 use super::{Team, FAN_IN, FLAT};
 use crate::engine::Engine;
@@ -13,6 +13,18 @@ use crossbeam_utils::CachePadded;
 use std::fmt;
 
 impl Team {
+    /// A team of `seats` whose seats are all handed out already (a launch's
+    /// block, whose ranks each take their own): see `handed_seat`.
+    pub(crate) fn handed(seats: usize) -> Team {
+        let team = Team::new(seats);
+        for rank in 0..seats {
+            // Relaxed: construction, as in `build`.
+            team.entry(rank)
+                .store(Entry::new(PART, 0).0, Ordering::Relaxed);
+        }
+        team
+    }
+
     /// Creates a team of `seats` seats, in phase 0, with no completion
     /// function, and the default shape.
     ///
