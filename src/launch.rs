@@ -349,7 +349,7 @@ struct Job<'k, F, R> {
     caught: AtomicU64,
     /// Rank `r`'s outcome, written once by the thread running rank `r`,
     /// read by the launching thread after every rank has ended.
-    outcomes: Box<[UnsafeCell<Option<Outcome<R>>>]>,
+    outcomes: Box<[crossbeam_utils::CachePadded<UnsafeCell<Option<Outcome<R>>>>]>,
 }
 
 /// Runs the block on `pool` and returns the results or resumes the root
@@ -364,7 +364,7 @@ where
         kernel,
         barrier: BlockBarrier::seated(threads),
         caught: AtomicU64::new(0),
-        outcomes: (0..threads).map(|_| UnsafeCell::new(None)).collect(),
+        outcomes: (0..threads).map(|_| crossbeam_utils::CachePadded::new(UnsafeCell::new(None))).collect(),
     };
     // SAFETY: `run_rank::<F, R>` on `&job` may run on any thread, for every
     // rank at once, while `Pool::run` lasts: `job` outlives that call (this
@@ -390,6 +390,7 @@ where
     let outcomes = Vec::from(job.outcomes)
         .into_iter()
         .map(|cell| {
+            let cell = crossbeam_utils::CachePadded::into_inner(cell);
             // SAFETY: every rank has ended (`Pool::run` returned); `into_inner`
             // is not on the facade's cell, so take through its pointer.
             cell.with_mut(|p| unsafe { (*p).take() })
