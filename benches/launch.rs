@@ -1,6 +1,8 @@
 //! What a `launch` costs on the warm pool, beside its peers, in one run:
 //!
 //! - `launch`: `launch(T, |b| b.sync())`, round trip (rank 0 is the caller);
+//! - `empty`: `launch(T, |_| ())`: the hand-off, the block's setup and its
+//!   ranks' leaving, without a sync;
 //! - `cold`: the same on a new `Launcher` (spawning its `T - 1` threads,
 //!   joined at its drop): what a launch costs once its pool threads have
 //!   left after the keep-alive;
@@ -120,6 +122,17 @@ fn launch_round_trip(o: &Opts, t: usize) -> Vec<f64> {
         let start = Instant::now();
         for _ in 0..n {
             black_box(launch(t, |b| b.sync()));
+        }
+        start.elapsed()
+    })
+}
+
+/// `launch(T, |_| ())`, round trip.
+fn empty_round_trip(o: &Opts, t: usize) -> Vec<f64> {
+    measure(o, |n| {
+        let start = Instant::now();
+        for _ in 0..n {
+            black_box(launch(t, |_| ()));
         }
         start.elapsed()
     })
@@ -284,6 +297,7 @@ fn main() {
         println!("pass {pass}");
         for (&t, pool) in o.threads.iter().zip(&pools) {
             let l = row("launch", t, &launch_round_trip(&o, t));
+            row("empty", t, &empty_round_trip(&o, t));
             row("cold", t, &cold_round_trip(&o, t));
             let s = row("scope", t, &scope_round_trip(&o, t));
             let r = row("rayon", t, &rayon_round_trip(&o, pool, t));
