@@ -292,18 +292,13 @@ impl BlockBarrier {
             self.threads,
             self.threads - 1
         );
-        // Relaxed: the mode carries no data and is set once, by a CAS (orderings.md);
-        // a load first, so that the seats of a block set to seats share its line.
-        let mode = match self.mode.load(Ordering::Relaxed) {
-            UNUSED => self
-                .mode
-                .compare_exchange(UNUSED, SEATS, Ordering::Relaxed, Ordering::Relaxed)
-                .map_or_else(|found| found, |_| SEATS),
-            mode => mode,
-        };
-        match mode {
-            SEATS => {}
-            _ => panic!(
+        // Relaxed: the mode carries no data and is set once, by a CAS (orderings.md).
+        match self
+            .mode
+            .compare_exchange(UNUSED, SEATS, Ordering::Relaxed, Ordering::Relaxed)
+        {
+            Ok(_) | Err(SEATS) => {}
+            Err(_) => panic!(
                 "syncthreads: BlockBarrier::seat({rank}): the block was already synced seat-less; a BlockBarrier is used either through seats or seat-less, not both"
             ),
         }

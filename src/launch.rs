@@ -18,6 +18,7 @@
 use crate::block::BlockBarrier;
 use crate::op;
 use crate::sync::{AtomicU64, Ordering, UnsafeCell};
+use crossbeam_utils::CachePadded;
 use pool::{Config, Pool};
 use root_cause::Outcome;
 use std::fmt;
@@ -348,8 +349,9 @@ struct Job<'k, F, R> {
     /// Numbers the panics as they are caught (`root_cause`).
     caught: AtomicU64,
     /// Rank `r`'s outcome, written once by the thread running rank `r`,
-    /// read by the launching thread after every rank has ended.
-    outcomes: Box<[crossbeam_utils::CachePadded<UnsafeCell<Option<Outcome<R>>>>]>,
+    /// read by the launching thread after every rank has ended. Each on its
+    /// own cache line: the ranks end together and write at once.
+    outcomes: Box<[CachePadded<UnsafeCell<Option<Outcome<R>>>>]>,
 }
 
 /// Runs the block on `pool` and returns the results or resumes the root
@@ -364,7 +366,9 @@ where
         kernel,
         barrier: BlockBarrier::seated(threads),
         caught: AtomicU64::new(0),
-        outcomes: (0..threads).map(|_| crossbeam_utils::CachePadded::new(UnsafeCell::new(None))).collect(),
+        outcomes: (0..threads)
+            .map(|_| CachePadded::new(UnsafeCell::new(None)))
+            .collect(),
     };
     // SAFETY: `run_rank::<F, R>` on `&job` may run on any thread, for every
     // rank at once, while `Pool::run` lasts: `job` outlives that call (this
@@ -390,7 +394,7 @@ where
     let outcomes = Vec::from(job.outcomes)
         .into_iter()
         .map(|cell| {
-            let cell = crossbeam_utils::CachePadded::into_inner(cell);
+            let cell = CachePadded::into_inner(cell);
             // SAFETY: every rank has ended (`Pool::run` returned); `into_inner`
             // is not on the facade's cell, so take through its pointer.
             cell.with_mut(|p| unsafe { (*p).take() })

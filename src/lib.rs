@@ -212,9 +212,9 @@ pub use warp::WarpBarrier;
 #[cfg(feature = "bench")]
 #[doc(hidden)]
 pub mod bench_hooks {
+    pub use crate::launch::bench_pool_round_trip;
     pub use crate::wait::policy::{set_policy, Policy};
     pub use crate::wait::stats::{set_stats, take_stats, WaitStats};
-    pub use crate::launch::bench_pool_round_trip;
 }
 
 /// The README's Rust examples, compiled and run as doctests.
