@@ -3,6 +3,8 @@
 //! - `launch`: `launch(T, |b| b.sync())`, round trip (rank 0 is the caller);
 //! - `empty`: `launch(T, |_| ())`: the hand-off, the block's setup and its
 //!   ranks' leaving, without a sync;
+//! - `pool` (built with `--features bench`): the pool's hand-off and return
+//!   alone, with no block;
 //! - `cold`: the same on a new `Launcher` (spawning its `T - 1` threads,
 //!   joined at its drop): what a launch costs once its pool threads have
 //!   left after the keep-alive;
@@ -21,7 +23,7 @@
 //! its batches' per-operation time. The passes interleave the rows, and each
 //! pass prints its ratios (launch/omp, rayon/launch, step/long).
 //!
-//! Run: `cargo bench --bench launch -- --threads 2,4,8,16 --passes 3
+//! Run: `cargo bench --bench launch [--features bench] -- --threads 2,4,8,16 --passes 3
 //! [--omp target/omp_parallel] [--batches 15] [--quick]`.
 
 use std::hint::black_box;
@@ -133,6 +135,19 @@ fn empty_round_trip(o: &Opts, t: usize) -> Vec<f64> {
         let start = Instant::now();
         for _ in 0..n {
             black_box(launch(t, |_| ()));
+        }
+        start.elapsed()
+    })
+}
+
+/// The default pool's hand-off of `T - 1` ranks and their return, with no
+/// block (the crate's bench hook).
+#[cfg(feature = "bench")]
+fn pool_round_trip(o: &Opts, t: usize) -> Vec<f64> {
+    measure(o, |n| {
+        let start = Instant::now();
+        for _ in 0..n {
+            syncthreads::bench_hooks::pool_round_trip(t);
         }
         start.elapsed()
     })
@@ -298,6 +313,8 @@ fn main() {
         for (&t, pool) in o.threads.iter().zip(&pools) {
             let l = row("launch", t, &launch_round_trip(&o, t));
             row("empty", t, &empty_round_trip(&o, t));
+            #[cfg(feature = "bench")]
+            row("pool", t, &pool_round_trip(&o, t));
             row("cold", t, &cold_round_trip(&o, t));
             let s = row("scope", t, &scope_round_trip(&o, t));
             let r = row("rayon", t, &rayon_round_trip(&o, pool, t));

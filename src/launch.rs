@@ -351,8 +351,11 @@ struct Job<'k, F, R> {
     /// Rank `r`'s outcome, written once by the thread running rank `r`,
     /// read by the launching thread after every rank has ended. Each on its
     /// own cache line: the ranks end together and write at once.
-    outcomes: Box<[CachePadded<UnsafeCell<Option<Outcome<R>>>>]>,
+    outcomes: Box<[OutcomeCell<R>]>,
 }
+
+/// One rank's outcome cell, alone on its cache line.
+type OutcomeCell<R> = CachePadded<UnsafeCell<Option<Outcome<R>>>>;
 
 /// Runs the block on `pool` and returns the results or resumes the root
 /// cause. `threads` is in range.
@@ -455,7 +458,7 @@ static_assertions::assert_impl_all!(Launcher: Send, Sync, std::panic::RefUnwindS
 /// One hand-off to the default pool and back, with no block: what the pool
 /// alone costs a launch (for the launch bench).
 #[cfg(feature = "bench")]
-pub fn bench_pool_round_trip(threads: usize) {
+pub fn pool_round_trip(threads: usize) {
     unsafe fn nop(_: *const (), _: usize) {}
     // SAFETY: `nop` reads nothing through the job pointer.
     let ran = unsafe { pool::default_pool().run(threads, std::ptr::null(), nop, &|| ()) };

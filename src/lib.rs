@@ -208,11 +208,11 @@ pub use token::{ArrivalToken, BarrierWaitResult};
 pub use warp::WarpBarrier;
 
 /// For syncthreads's own benches (feature `bench`), not a stable API: the
-/// switch to spin-only waits and the wait-stage counters.
+/// switch to spin-only waits, the wait-stage counters and the pool's bare hand-off.
 #[cfg(feature = "bench")]
 #[doc(hidden)]
 pub mod bench_hooks {
-    pub use crate::launch::bench_pool_round_trip;
+    pub use crate::launch::pool_round_trip;
     pub use crate::wait::policy::{set_policy, Policy};
     pub use crate::wait::stats::{set_stats, take_stats, WaitStats};
 }
