@@ -391,3 +391,18 @@ fn the_launcher_debug_shows_its_configuration() {
         "Launcher { stack_size: None, name_prefix: \"dbg\", keep_alive: 2s, live_threads: 0 }"
     );
 }
+
+/// The launch bench's bare hand-off (`bench_hooks::pool_round_trip`, an
+/// `unsafe` call into the pool that `.ci/miri` runs): each size returns,
+/// and the default pool then runs a launch of that size, every rank once.
+#[cfg(feature = "bench")]
+#[test]
+fn the_bare_hand_off_returns_and_leaves_the_pool_usable() {
+    watchdog(60, String::new, || {
+        for threads in [1, 3, 2, 4, 3] {
+            syncthreads::bench_hooks::pool_round_trip(threads);
+            let ranks = launch(threads, |block| block.thread_rank());
+            assert_eq!(ranks, (0..threads).collect::<Vec<_>>());
+        }
+    });
+}
