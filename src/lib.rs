@@ -185,6 +185,7 @@ pub mod diagnostics;
 mod diagnostics;
 mod engine;
 mod launch;
+mod lines;
 mod op;
 mod park;
 mod phase;

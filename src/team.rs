@@ -29,6 +29,7 @@
 
 use crate::completion::Completion;
 use crate::engine::Engine;
+use crate::lines::Lines;
 use crate::phase::Phase;
 use crate::state::Snapshot;
 use crate::sync::{AtomicU64, Mutex, Ordering};
@@ -142,7 +143,7 @@ pub struct Team<F = ()> {
     front: Front,
     /// The per-rank table (team/ranks.rs), one entry per rank of the
     /// capacity, each on a cache line that only its seat writes.
-    ranks: Box<[CachePadded<AtomicU64>]>,
+    ranks: Lines<AtomicU64>,
     /// Held by a join from its first look at the table to its last change
     /// of the tree, so joins see each other's entries and revive empty
     /// nodes one at a time.
@@ -189,7 +190,7 @@ impl<F> Team<F> {
     /// memory table.
     #[cfg(test)]
     fn heap_bytes(&self) -> usize {
-        std::mem::size_of_val(self.front.nodes()) + std::mem::size_of_val(&*self.ranks)
+        self.front.heap_bytes() + self.ranks.heap_bytes()
     }
 
     /// The number of tree nodes (0 for a flat team).
@@ -495,7 +496,7 @@ mod tests {
 
     #[test]
     fn tree_shape_and_memory_table() {
-        let line = std::mem::size_of::<CachePadded<Node>>();
+        let line = std::mem::size_of::<crate::lines::Cell<Node>>();
         for (seats, nodes) in [
             (1, 0),
             (2, 0),
@@ -509,7 +510,9 @@ mod tests {
         ] {
             let team = Team::new(seats);
             assert_eq!(team.nodes(), nodes, "{seats} seats");
-            assert_eq!(team.heap_bytes(), (nodes + seats) * line);
+            // Each array has one spare cell (lines.rs).
+            let trees = usize::from(nodes > 0);
+            assert_eq!(team.heap_bytes(), (nodes + trees + seats + 1) * line);
             // The shape is the capacity's, whoever takes part.
             assert_eq!(Team::with_capacity(1, seats).nodes(), nodes);
         }
@@ -517,11 +520,11 @@ mod tests {
             assert_eq!(line, 128);
             assert_eq!(std::mem::size_of::<Team>(), 256);
             for (seats, heap) in [
-                (2, 256),
-                (4, 640),
-                (16, 2688),
-                (64, 10_880),
-                (1024, 174_720),
+                (2, 384),
+                (4, 896),
+                (16, 2944),
+                (64, 11_136),
+                (1024, 174_976),
             ] {
                 assert_eq!(Team::new(seats).heap_bytes(), heap, "{seats} seats");
             }

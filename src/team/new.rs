@@ -6,6 +6,7 @@ use super::ranks::{Entry, UNHANDED};
 use super::tree::{Front, MAX_FAN_IN};
 use super::{Team, FAN_IN, FLAT};
 use crate::engine::Engine;
+use crate::lines::Lines;
 use crate::sync::{AtomicU64, Mutex, Ordering};
 #[cfg(doc)]
 use crate::Barrier;
@@ -196,9 +197,7 @@ impl<F> Team<F> {
         let team = Team {
             barrier: CachePadded::new(barrier),
             front: Front::new(seats, capacity, fan_in, flat),
-            ranks: (0..capacity)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
+            ranks: Lines::new((0..capacity).map(|_| AtomicU64::new(0)), AtomicU64::new(0)),
             joins: Mutex::new(()),
             seats: seats as u32,
             capacity: capacity as u32,

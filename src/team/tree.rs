@@ -10,10 +10,10 @@
 use super::call::SeatCall;
 use super::Team;
 use crate::completion::Completion;
+use crate::lines::{Cell, Lines};
 use crate::phase::Phase;
 use crate::sync::{AtomicU64, Ordering};
 use crate::token::ArrivalToken;
-use crossbeam_utils::CachePadded;
 
 mod word;
 
@@ -182,8 +182,8 @@ impl Node {
 /// rank `r` belongs to leaf `r / fan_in`, and every `fan_in` nodes of a
 /// level have a parent on the next level. A rank that does not take part
 /// is no member of its leaf, and a node without members none of its parent.
-fn build(seats: usize, capacity: usize, fan_in: usize) -> Vec<CachePadded<Node>> {
-    let mut nodes: Vec<CachePadded<Node>> = Vec::new();
+fn build(seats: usize, capacity: usize, fan_in: usize) -> Vec<Node> {
+    let mut nodes: Vec<Node> = Vec::with_capacity(node_count(capacity, fan_in));
     // Whether each member of the level below takes part (ranks, then nodes).
     let mut below: Vec<bool> = (0..capacity).map(|r| r < seats).collect();
     let mut start = 0;
@@ -191,9 +191,10 @@ fn build(seats: usize, capacity: usize, fan_in: usize) -> Vec<CachePadded<Node>>
         let count = below.len().div_ceil(fan_in);
         for group in below.chunks(fan_in) {
             let members = group.iter().filter(|&&m| m).count() as u32;
-            nodes.push(CachePadded::new(Node::new(members)));
+            nodes.push(Node::new(members));
         }
         if count == 1 {
+            debug_assert_eq!(nodes.len(), node_count(capacity, fan_in));
             return nodes;
         }
         let next = nodes.len();
@@ -205,6 +206,18 @@ fn build(seats: usize, capacity: usize, fan_in: usize) -> Vec<CachePadded<Node>>
             .map(|n| n.load().members() > 0)
             .collect();
         start = next;
+    }
+}
+
+/// How many nodes [`build`] makes for `capacity` ranks and fan-in `fan_in`.
+fn node_count(capacity: usize, fan_in: usize) -> usize {
+    let (mut width, mut total) = (capacity, 0);
+    loop {
+        width = width.div_ceil(fan_in);
+        total += width;
+        if width == 1 {
+            return total;
+        }
     }
 }
 
@@ -221,23 +234,37 @@ impl Front {
     /// ranks: a tree of `fan_in` members per node above `flat` ranks.
     pub(super) fn new(seats: usize, capacity: usize, fan_in: usize, flat: usize) -> Front {
         if capacity > flat {
-            Front::Tree(Tree(build(seats, capacity, fan_in).into_boxed_slice()))
+            Front::Tree(Tree(Lines::new(
+                build(seats, capacity, fan_in).into_iter(),
+                Node::new(0),
+            )))
         } else {
             Front::Flat
         }
     }
 
     /// The tree's nodes (none for a flat front).
-    pub(super) fn nodes(&self) -> &[CachePadded<Node>] {
+    pub(super) fn nodes(&self) -> &[Cell<Node>] {
         match self {
             Front::Flat => &[],
-            Front::Tree(tree) => &tree.0,
+            Front::Tree(tree) => &tree.0[..],
+        }
+    }
+}
+
+#[cfg(test)]
+impl Front {
+    /// The tree's heap bytes (0 for a flat front).
+    pub(super) fn heap_bytes(&self) -> usize {
+        match self {
+            Front::Flat => 0,
+            Front::Tree(tree) => tree.0.heap_bytes(),
         }
     }
 }
 
 /// The nodes of a tree, leaves first, the root last.
-pub(super) struct Tree(Box<[CachePadded<Node>]>);
+pub(super) struct Tree(Lines<Node>);
 
 impl Tree {
     /// Contributes `c` to `round` at `node` and climbs while it completes
