@@ -39,9 +39,10 @@
 #[cfg(doc)]
 use crate::barrier::Barrier;
 use crate::phase::Phase;
-use crate::sync::{AtomicU64, ClaimU64, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, ClaimU64, Ordering};
 use crate::team::Team;
 use crossbeam_utils::CachePadded;
+use std::cell::Cell;
 use std::fmt;
 
 mod call;
@@ -132,6 +133,9 @@ pub struct BlockBarrier {
     sites: crate::diagnostics::sites::Sites,
     /// [`UNUSED`], [`SEATLESS`] or [`SEATS`]: set once, orders nothing.
     mode: ClaimU64,
+    /// Set before the first add to a counter: until then a leaving seat
+    /// has no counter to clear (docs/design/block.md, "Leaving before anything counted").
+    counted: AtomicBool,
 }
 
 impl BlockBarrier {
@@ -162,6 +166,31 @@ impl BlockBarrier {
             threads,
             sites: crate::diagnostics::sites::Sites::new(),
             mode: ClaimU64::new(UNUSED),
+            counted: AtomicBool::new(false),
+        }
+    }
+
+    /// A block whose threads all take their seats by
+    /// [`seated_seat`](Self::seated_seat), as `launch`'s: used through
+    /// seats from the start (a seat-less sync panics), so taking a seat
+    /// writes only the rank's own entry, not the block's mode.
+    pub(crate) fn seated(threads: usize) -> BlockBarrier {
+        let mut block = BlockBarrier::new(threads);
+        block.mode = ClaimU64::new(SEATS);
+        block
+    }
+
+    /// The seat of `rank` in a [`seated`](Self::seated) block; each rank's
+    /// taken once, by the caller's promise.
+    pub(crate) fn seated_seat(&self, rank: usize) -> BlockSeat<'_> {
+        let seat = self
+            .team
+            .try_seat(rank)
+            .expect("each rank of a seated block takes its seat once");
+        BlockSeat {
+            block: self,
+            seat,
+            counted: Cell::new(false),
         }
     }
 
@@ -283,7 +312,11 @@ impl BlockBarrier {
             ),
         }
         match self.team.try_seat(rank) {
-            Some(seat) => BlockSeat { block: self, seat },
+            Some(seat) => BlockSeat {
+            block: self,
+            seat,
+            counted: Cell::new(false),
+        },
             None => panic!(
                 "syncthreads: BlockBarrier::seat({rank}): the seat of rank {rank} was already taken (each rank once)"
             ),
@@ -297,7 +330,7 @@ impl BlockBarrier {
     fn sync_seatless(&self, call: SyncCall) -> Votes {
         self.seatless(call.name());
         // No seat records the phase: the word tells it (module docs, step 1).
-        self.reduce(self.team.phase(), call, None, || {
+        self.reduce(self.team.phase(), call, None, None, || {
             self.team
                 .arrive_and_wait_seatless(call.called_on(SyncOn::BlockBarrier))
                 .is_leader()
@@ -337,11 +370,13 @@ impl BlockBarrier {
         k: Phase,
         call: SyncCall,
         rank: Option<usize>,
+        marked: Option<&Cell<bool>>,
         arrive_and_wait: impl FnOnce() -> bool,
     ) -> Votes {
         let _as = self.check_sync(k.index(), call, rank);
         let add = call.vote();
         if add != 0 {
+            self.mark_counted(marked);
             // Relaxed: ordered by this thread's arrival → the readers' waits, block.md step 4 (orderings.md).
             self.counts[k.index()].fetch_add(add, Ordering::Relaxed);
         }
@@ -373,6 +408,32 @@ impl BlockBarrier {
             counter.store(0, Ordering::Relaxed);
         }
         self.sites.clear(k.plus(2).index());
+    }
+
+    /// Sets `counted` before this seat's first add (`marked` remembers it).
+    /// A seat-less sync has no `marked` and sets nothing: a block synced
+    /// seat-less has no seats, so no seat ever leaves it.
+    #[inline]
+    fn mark_counted(&self, marked: Option<&Cell<bool>>) {
+        if let Some(marked) = marked {
+            if !marked.get() {
+                // Relaxed: ordered by this thread's arrival → a leaver's wait (block.md, "Leaving before anything counted").
+                self.counted.store(true, Ordering::Relaxed);
+                marked.set(true);
+            }
+        }
+    }
+
+    /// Whether a seat leaving may have a counter (or, with the
+    /// `diagnostics` feature, a phase's first sync) to clear: not while
+    /// no sync of the block has counted (docs/design/block.md, "Leaving before anything counted").
+    #[inline]
+    fn leaver_clears(&self) -> bool {
+        // Relaxed: every add that a leaver must clear was made after the
+        // flag was set and before an arrival that this seat's last wait
+        // saw complete, so the flag is visible (block.md, "Leaving before
+        // anything counted").
+        crate::diagnostics::sites::Sites::RECORDS || self.counted.load(Ordering::Relaxed)
     }
 
     /// The divergence check of a sync of phase `k`, made at the caller's

@@ -362,7 +362,7 @@ where
 {
     let job = Job {
         kernel,
-        barrier: BlockBarrier::new(threads),
+        barrier: BlockBarrier::seated(threads),
         caught: AtomicU64::new(0),
         outcomes: (0..threads).map(|_| UnsafeCell::new(None)).collect(),
     };
@@ -431,7 +431,7 @@ fn run<R>(
     // the kernel had returned.
     let block = Block {
         rank,
-        seat: barrier.seat(rank),
+        seat: barrier.seated_seat(rank),
     };
     match panic::catch_unwind(AssertUnwindSafe(|| kernel(&block))) {
         Ok(r) => Outcome::Returned(r),

@@ -6,6 +6,7 @@ use super::{BlockBarrier, SyncCall, SyncOn, Votes};
 use crate::team::Seat;
 #[cfg(doc)]
 use crate::team::Team;
+use std::cell::Cell;
 use std::fmt;
 
 /// One thread's seat in a [`BlockBarrier`] ([`BlockBarrier::seat`]): it
@@ -36,6 +37,8 @@ use std::fmt;
 pub struct BlockSeat<'a> {
     pub(super) block: &'a BlockBarrier,
     pub(super) seat: Seat<'a>,
+    /// Whether this seat has set the block's `counted` flag.
+    pub(super) counted: Cell<bool>,
 }
 
 impl<'a> BlockSeat<'a> {
@@ -74,10 +77,13 @@ impl<'a> BlockSeat<'a> {
         // load of the word (module docs, step 1); the arrival makes the one
         // read of it that the sync needs (a tree seat's `enter`; a flat
         // seat's RMW, whose own read it is).
-        self.block
-            .reduce(self.seat.next_phase(), call, Some(self.rank()), || {
-                self.seat.arrive_and_wait_as(call.called_on(on)).is_leader()
-            })
+        self.block.reduce(
+            self.seat.next_phase(),
+            call,
+            Some(self.rank()),
+            Some(&self.counted),
+            || self.seat.arrive_and_wait_as(call.called_on(on)).is_leader(),
+        )
     }
 
     /// `__syncthreads()` through this seat; see [`BlockBarrier::sync`].
@@ -162,12 +168,19 @@ impl<'a> BlockSeat<'a> {
     }
 }
 
+// Like its `Seat`, safe to use across `catch_unwind`: its `Cell` is set
+// only after the block's flag it remembers was stored, so an unwind leaves
+// it at worst unset, and the next counting sync stores the flag again.
+impl std::panic::RefUnwindSafe for BlockSeat<'_> {}
+impl std::panic::UnwindSafe for BlockSeat<'_> {}
+static_assertions::assert_impl_all!(BlockSeat<'static>: Send, std::panic::RefUnwindSafe);
+
 impl Drop for BlockSeat<'_> {
     /// Leaves the block (the seat's own drop: poisons if unwinding), after
     /// clearing the counter its leave could leave uncleared (docs/design/block.md),
-    /// unless the block is poisoned.
+    /// unless the block is poisoned or no sync of it ever counted.
     fn drop(&mut self) {
-        if std::thread::panicking() {
+        if std::thread::panicking() || !self.block.leaver_clears() {
             return;
         }
         // The clear is safe only after this seat's last wait returned, the

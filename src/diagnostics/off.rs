@@ -107,6 +107,9 @@ pub(crate) mod sites {
     pub(crate) struct Sites;
 
     impl Sites {
+        /// Whether phases' first syncs are recorded (and must be cleared).
+        pub(crate) const RECORDS: bool = false;
+
         #[inline(always)]
         pub(crate) fn new() -> Sites {
             Sites

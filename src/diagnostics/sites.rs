@@ -100,6 +100,9 @@ pub(crate) struct Divergence {
 }
 
 impl Sites {
+    /// Whether phases' first syncs are recorded (and must be cleared).
+    pub(crate) const RECORDS: bool = true;
+
     pub(crate) fn new() -> Sites {
         Sites {
             first: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
