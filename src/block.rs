@@ -187,11 +187,7 @@ impl BlockBarrier {
             .team
             .try_seat(rank)
             .expect("each rank of a seated block takes its seat once");
-        BlockSeat {
-            block: self,
-            seat,
-            counted: Cell::new(false),
-        }
+        BlockSeat::new(self, seat)
     }
 
     /// The number of threads in the group.
@@ -312,11 +308,7 @@ impl BlockBarrier {
             ),
         }
         match self.team.try_seat(rank) {
-            Some(seat) => BlockSeat {
-            block: self,
-            seat,
-            counted: Cell::new(false),
-        },
+            Some(seat) => BlockSeat::new(self, seat),
             None => panic!(
                 "syncthreads: BlockBarrier::seat({rank}): the seat of rank {rank} was already taken (each rank once)"
             ),

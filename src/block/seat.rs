@@ -35,13 +35,21 @@ use std::fmt;
 /// });
 /// ```
 pub struct BlockSeat<'a> {
-    pub(super) block: &'a BlockBarrier,
-    pub(super) seat: Seat<'a>,
+    block: &'a BlockBarrier,
+    seat: Seat<'a>,
     /// Whether this seat has set the block's `counted` flag.
-    pub(super) counted: Cell<bool>,
+    counted: Cell<bool>,
 }
 
 impl<'a> BlockSeat<'a> {
+    pub(super) fn new(block: &'a BlockBarrier, seat: Seat<'a>) -> BlockSeat<'a> {
+        BlockSeat {
+            block,
+            seat,
+            counted: Cell::new(false),
+        }
+    }
+
     /// This seat's rank.
     ///
     /// # Examples
