@@ -41,12 +41,6 @@ impl<T> Deref for Cell<T> {
     }
 }
 
-impl<T> std::ops::DerefMut for Cell<T> {
-    fn deref_mut(&mut self) -> &mut T {
-        &mut self.value
-    }
-}
-
 /// `len` values a stride apart, plus a spare cell (see the module docs).
 pub(crate) struct Lines<T> {
     cells: Box<[Cell<T>]>,
@@ -80,13 +74,6 @@ impl<T> Deref for Lines<T> {
 
     fn deref(&self) -> &[Cell<T>] {
         &self.cells[..self.cells.len() - 1]
-    }
-}
-
-impl<T> std::ops::DerefMut for Lines<T> {
-    fn deref_mut(&mut self) -> &mut [Cell<T>] {
-        let len = self.cells.len() - 1;
-        &mut self.cells[..len]
     }
 }
 
