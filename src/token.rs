@@ -1,5 +1,6 @@
 //! What the barrier hands out: `ArrivalToken` and `BarrierWaitResult`.
 
+use crate::diagnostics::TokenRank;
 use crate::phase::Phase;
 use std::fmt;
 
@@ -27,6 +28,8 @@ use crate::Barrier;
 pub struct ArrivalToken {
     /// The phase of the arrival, modulo the 4 phases the word keeps.
     pub(crate) phase: Phase,
+    /// The seat that arrived, for the report of the wait it is handed to.
+    pub(crate) rank: TokenRank,
     /// The barrier's address (debug builds only).
     #[cfg(debug_assertions)]
     pub(crate) barrier: usize,

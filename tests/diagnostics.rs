@@ -386,7 +386,8 @@ fn a_stalled_team_lists_its_waiters_and_call_sites() {
 }
 
 /// A seat's split wait (`team.wait(token)`), an observer's parity wait and
-/// a task's wait on the team all describe the phase as the team's.
+/// a task's wait on the team all describe the phase as the team's; the
+/// split wait is named by its seat's rank.
 #[test]
 fn every_wait_on_a_team_is_the_teams() {
     let _serial = serial();
@@ -414,13 +415,11 @@ fn every_wait_on_a_team_is_the_teams() {
         })
     });
     let mut names: Vec<&str> = stall.waiting().iter().map(|w| w.name()).collect();
-    // The task first, then the two unnamed threads (no seat: no rank).
-    names.sort_unstable_by_key(|n| (*n != "task", *n));
-    assert_eq!(names[0], "task", "{stall}");
-    assert!(
-        names[1..].iter().all(|n| n.starts_with("ThreadId(")),
-        "{stall}"
-    );
+    names.sort_unstable();
+    // The split wait is named by the rank its token carries; the observer
+    // holds no seat, so its thread (unnamed: its id) is named.
+    assert!(names[0].starts_with("ThreadId("), "{stall}");
+    assert_eq!(names[1..], ["rank 0", "task"], "{stall}");
     assert!(
         stall
             .barrier()

@@ -34,12 +34,14 @@
 // Built with or without the feature: the plain data a waiter describes
 // itself with, and (without it) the same names doing nothing (`off.rs`).
 mod subject;
+#[cfg(feature = "diagnostics")]
+pub(crate) use subject::TokenRank;
 pub(crate) use subject::{Described, Subject, WaitInfo, Who};
 
 #[cfg(not(feature = "diagnostics"))]
 mod off;
 #[cfg(not(feature = "diagnostics"))]
-pub(crate) use off::{describe_as, parking, sites, DescribeAs, FutureWait, Record};
+pub(crate) use off::{describe_as, parking, sites, DescribeAs, FutureWait, Record, TokenRank};
 
 #[cfg(feature = "diagnostics")]
 mod future;

@@ -23,6 +23,23 @@ impl Record {
 #[must_use]
 pub(crate) struct DescribeAs;
 
+#[derive(Clone, Copy)]
+pub(crate) struct TokenRank;
+
+impl TokenRank {
+    pub(crate) const NONE: TokenRank = TokenRank;
+
+    #[inline(always)]
+    pub(crate) fn of(_: usize) -> TokenRank {
+        TokenRank
+    }
+
+    #[inline(always)]
+    pub(crate) fn who(self) -> Option<Who> {
+        None
+    }
+}
+
 #[inline(always)]
 pub(crate) fn describe_as(
     _: usize,

@@ -231,7 +231,8 @@ impl Stall {
 
 impl Waiter {
     /// Who waits, the way the program knows it: `rank 2` for a seat of a
-    /// `Team` or of a block (a `launch` thread included), `lane 3` for a
+    /// `Team` or of a block (a `launch` thread included; also a
+    /// `team.wait(token)` on the token of a seat's `arrive`), `lane 3` for a
     /// `WarpBarrier`'s lane; else the thread's name if it has one, else its
     /// id as Rust writes it (`ThreadId(7)`, as `thread::current().id()`
     /// prints it); `task` for an async wait.

@@ -66,6 +66,30 @@ pub(crate) enum Who {
     Lane(usize),
 }
 
+/// The rank of the seat whose arrival made a token, carried to the wait
+/// the token is handed to, so that a split `arrive` / `wait` is reported by
+/// rank as an `arrive_and_wait` is. (Without the feature: nothing.)
+#[cfg(feature = "diagnostics")]
+#[derive(Clone, Copy)]
+pub(crate) struct TokenRank(Option<usize>);
+
+#[cfg(feature = "diagnostics")]
+impl TokenRank {
+    /// A token of no seat's (a `Barrier`'s, say).
+    pub(crate) const NONE: TokenRank = TokenRank(None);
+
+    #[inline]
+    pub(crate) fn of(rank: usize) -> TokenRank {
+        TokenRank(Some(rank))
+    }
+
+    /// Whom a report names for the wait, if not its thread.
+    #[inline]
+    pub(crate) fn who(self) -> Option<Who> {
+        self.0.map(Who::Rank)
+    }
+}
+
 /// A blocking wait to record if it stops spinning: what the waiter knows of
 /// it. Making one costs nothing but the copy.
 #[derive(Clone, Copy)]

@@ -14,8 +14,8 @@
 /// - `engine`: the field that holds its engine;
 /// - `describe_wait`, `subject` (optional): its methods that describe its
 ///   waits to the diagnostics as its own: a guard that describes a
-///   blocking wait at the caller's location while it lives, and the
-///   subject its futures name;
+///   blocking wait at the caller's location while it lives (by the rank a
+///   token carries, if any), and the subject its futures name;
 /// - then, per method in the order below, its `# Examples` section.
 macro_rules! engine_methods {
     (
@@ -59,7 +59,7 @@ macro_rules! engine_methods {
             $(#[$wait])*
             #[track_caller]
             pub fn wait(&self, token: $crate::token::ArrivalToken) {
-                $(let _as = self.$describe_wait(::std::panic::Location::caller());)?
+                $(let _as = self.$describe_wait(::std::panic::Location::caller(), token.rank.who());)?
                 self.$engine.wait(token)
             }
 
@@ -104,7 +104,7 @@ macro_rules! engine_methods {
                 token: $crate::token::ArrivalToken,
                 timeout: ::std::time::Duration,
             ) -> Result<(), $crate::token::ArrivalToken> {
-                $(let _as = self.$describe_wait(::std::panic::Location::caller());)?
+                $(let _as = self.$describe_wait(::std::panic::Location::caller(), token.rank.who());)?
                 self.$engine.wait_timeout(token, timeout)
             }
 
@@ -124,7 +124,7 @@ macro_rules! engine_methods {
                 token: $crate::token::ArrivalToken,
                 deadline: ::std::time::Instant,
             ) -> Result<(), $crate::token::ArrivalToken> {
-                $(let _as = self.$describe_wait(::std::panic::Location::caller());)?
+                $(let _as = self.$describe_wait(::std::panic::Location::caller(), token.rank.who());)?
                 self.$engine.wait_deadline(token, deadline)
             }
 
@@ -164,7 +164,7 @@ macro_rules! engine_methods {
             $(#[$wait_parity])*
             #[track_caller]
             pub fn wait_parity(&self, parity: bool) {
-                $(let _as = self.$describe_wait(::std::panic::Location::caller());)?
+                $(let _as = self.$describe_wait(::std::panic::Location::caller(), None);)?
                 self.$engine.wait_parity(parity)
             }
 
@@ -181,7 +181,7 @@ macro_rules! engine_methods {
             #[track_caller]
             #[must_use = "false: the phase had not completed in time"]
             pub fn wait_parity_timeout(&self, parity: bool, timeout: ::std::time::Duration) -> bool {
-                $(let _as = self.$describe_wait(::std::panic::Location::caller());)?
+                $(let _as = self.$describe_wait(::std::panic::Location::caller(), None);)?
                 self.$engine.wait_parity_timeout(parity, timeout)
             }
 

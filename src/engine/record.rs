@@ -21,6 +21,7 @@ impl<F: Completion> Engine<F> {
     pub(super) fn token(&self, arrival: Arrival) -> ArrivalToken {
         ArrivalToken {
             phase: arrival.phase,
+            rank: crate::diagnostics::TokenRank::NONE,
             #[cfg(debug_assertions)]
             barrier: self.key(),
         }

@@ -68,12 +68,14 @@ impl<F: Completion> Team<F> {
     }
 
     /// Until the guard drops, this thread's wait on the team's word is
-    /// reported as a wait on the team, made at `location`.
+    /// reported as a wait on the team, made at `location`, by `who` (the
+    /// rank a seat's token carries), else by thread.
     pub(crate) fn describe_wait(
         &self,
         location: &'static std::panic::Location<'static>,
+        who: Option<crate::diagnostics::Who>,
     ) -> crate::diagnostics::DescribeAs {
-        crate::diagnostics::describe_as(self.barrier.key(), self.subject(), location, None)
+        crate::diagnostics::describe_as(self.barrier.key(), self.subject(), location, who)
     }
 
     /// As [`describe_wait`](Team::describe_wait), for the wait of the seat
@@ -83,8 +85,7 @@ impl<F: Completion> Team<F> {
         location: &'static std::panic::Location<'static>,
         rank: usize,
     ) -> crate::diagnostics::DescribeAs {
-        let who = Some(crate::diagnostics::Who::Rank(rank));
-        crate::diagnostics::describe_as(self.barrier.key(), self.subject(), location, who)
+        self.describe_wait(location, Some(crate::diagnostics::Who::Rank(rank)))
     }
 
     /// The ranks missing in `phase` (a stall's, the current phase or the one

@@ -7,6 +7,7 @@ use super::ranks::Entry;
 use super::tree::{Contribution, Front};
 use super::Team;
 use crate::completion::Completion;
+use crate::diagnostics::TokenRank;
 use crate::engine::Target;
 use crate::engine::{ArriveAndWaitFuture, Engine};
 use crate::op::poisoned_panic;
@@ -134,7 +135,9 @@ impl<F: Completion> Seat<'_, F> {
     #[track_caller]
     #[inline]
     pub fn arrive(&self) -> ArrivalToken {
-        self.arrive_as(SeatCall::Arrive, 0).0
+        let mut token = self.arrive_as(SeatCall::Arrive, 0).0;
+        token.rank = TokenRank::of(self.rank as usize);
+        token
     }
 
     /// Arrives and waits for the phase to complete; `is_leader()` is true
@@ -249,7 +252,9 @@ impl<F: Completion> Seat<'_, F> {
     /// ```
     #[track_caller]
     pub fn arrive_tx(&self, tx: u32) -> ArrivalToken {
-        self.arrive_as(SeatCall::ArriveTx(tx), tx).0
+        let mut token = self.arrive_as(SeatCall::ArriveTx(tx), tx).0;
+        token.rank = TokenRank::of(self.rank as usize);
+        token
     }
 
     /// Arrives once and leaves the team: every later phase owes one arrival
