@@ -37,7 +37,8 @@ impl Node {
         }
     }
 
-    /// The node's word, for the tests and `Debug`.
+    /// The node's word, for the tests.
+    #[cfg(test)]
     pub(super) fn load(&self) -> NodeWord {
         // Relaxed: a snapshot.
         NodeWord(self.word.load(Ordering::Relaxed))
@@ -182,30 +183,29 @@ impl Node {
 /// rank `r` belongs to leaf `r / fan_in`, and every `fan_in` nodes of a
 /// level have a parent on the next level. A rank that does not take part
 /// is no member of its leaf, and a node without members none of its parent.
-fn build(seats: usize, capacity: usize, fan_in: usize) -> Vec<Node> {
-    let mut nodes: Vec<Node> = Vec::with_capacity(node_count(capacity, fan_in));
-    // Whether each member of the level below takes part (ranks, then nodes).
-    let mut below: Vec<bool> = (0..capacity).map(|r| r < seats).collect();
-    let mut start = 0;
+fn build(seats: usize, capacity: usize, fan_in: usize) -> impl ExactSizeIterator<Item = Node> {
+    (0..node_count(capacity, fan_in)).map(move |i| node(i, seats, capacity, fan_in))
+}
+
+/// Node `i` of [`build`]'s tree, found by walking up its levels. Those
+/// taking part on a level are a prefix of it (ranks `0 .. seats`, then the
+/// nodes with a member), so node `j` of a level combines
+/// `taking - j * fan_in` of them, at most `fan_in`, at least none.
+fn node(i: usize, seats: usize, capacity: usize, fan_in: usize) -> Node {
+    // The level below the one searched: its width and how many of it take
+    // part; `start`: the index of the searched level's first node.
+    let (mut below, mut taking, mut start) = (capacity, seats, 0);
     loop {
-        let count = below.len().div_ceil(fan_in);
-        for group in below.chunks(fan_in) {
-            let members = group.iter().filter(|&&m| m).count() as u32;
-            nodes.push(Node::new(members));
+        let width = below.div_ceil(fan_in);
+        if i < start + width {
+            let j = i - start;
+            let mut node = Node::new(taking.saturating_sub(j * fan_in).min(fan_in) as u32);
+            if width > 1 {
+                node.parent = (start + width + j / fan_in) as u32;
+            }
+            return node;
         }
-        if count == 1 {
-            debug_assert_eq!(nodes.len(), node_count(capacity, fan_in));
-            return nodes;
-        }
-        let next = nodes.len();
-        for j in 0..count {
-            nodes[start + j].parent = (next + j / fan_in) as u32;
-        }
-        below = nodes[start..next]
-            .iter()
-            .map(|n| n.load().members() > 0)
-            .collect();
-        start = next;
+        (below, taking, start) = (width, taking.div_ceil(fan_in), start + width);
     }
 }
 
@@ -235,7 +235,7 @@ impl Front {
     pub(super) fn new(seats: usize, capacity: usize, fan_in: usize, flat: usize) -> Front {
         if capacity > flat {
             Front::Tree(Tree(Lines::new(
-                build(seats, capacity, fan_in).into_iter(),
+                build(seats, capacity, fan_in),
                 Node::new(0),
             )))
         } else {
@@ -343,14 +343,57 @@ mod tests {
         // Capacity 10, fan-in 2, ranks 0..3 taking part: leaves {0,1} {2}
         // (rank 3 out) and three empty ones; of the next level only the
         // first node has members; the root has one.
-        let members: Vec<u32> = build(3, 10, 2).iter().map(|n| n.load().members()).collect();
+        let members: Vec<u32> = build(3, 10, 2).map(|n| n.load().members()).collect();
         assert_eq!(members, [2, 1, 0, 0, 0, 2, 0, 0, 1, 0, 1]);
     }
 
     #[test]
     fn parents_point_one_level_up() {
         // 5 leaves (0-4), then 3 (5-7), 2 (8-9) and the root (10).
-        let parents: Vec<u32> = build(10, 10, 2).iter().map(|n| n.parent).collect();
+        let parents: Vec<u32> = build(10, 10, 2).map(|n| n.parent).collect();
         assert_eq!(parents, [5, 5, 6, 6, 7, 8, 8, 9, 10, 10, NO_PARENT]);
+    }
+
+    #[test]
+    fn every_node_counts_its_members_taking_part() {
+        for fan_in in 2..=5 {
+            for capacity in 1..=70 {
+                for seats in 0..=capacity {
+                    let nodes: Vec<Node> = build(seats, capacity, fan_in).collect();
+                    let shape = format!("seats {seats}, capacity {capacity}, fan-in {fan_in}");
+                    // Leaves: rank `r` belongs to leaf `r / fan_in`.
+                    let leaves = capacity.div_ceil(fan_in);
+                    let mut owed = vec![0u32; nodes.len()];
+                    for r in 0..seats {
+                        owed[r / fan_in] += 1;
+                    }
+                    // Higher nodes: one member per child with members,
+                    // children coming before their parent.
+                    for (i, n) in nodes.iter().enumerate() {
+                        let members = n.load().members();
+                        assert_eq!(members, owed[i], "node {i}, {shape}");
+                        if n.parent == NO_PARENT {
+                            assert_eq!(
+                                i,
+                                nodes.len() - 1,
+                                "only the last node is the root, {shape}"
+                            );
+                        } else {
+                            let p = n.parent as usize;
+                            assert!(p > i && p >= leaves, "node {i}'s parent {p}, {shape}");
+                            owed[p] += u32::from(members > 0);
+                        }
+                    }
+                    // Every node of a level of `w` nodes has its parent
+                    // `fan_in` siblings apart: each parent has at most
+                    // `fan_in` children.
+                    let mut children = vec![0usize; nodes.len()];
+                    for n in nodes.iter().filter(|n| n.parent != NO_PARENT) {
+                        children[n.parent as usize] += 1;
+                    }
+                    assert!(children.iter().all(|&c| c <= fan_in), "{shape}");
+                }
+            }
+        }
     }
 }
