@@ -356,8 +356,10 @@ mod tests {
 
     #[test]
     fn every_node_counts_its_members_taking_part() {
+        // Under Miri, the small shapes only (every case of the walk up).
+        let largest = if cfg!(miri) { 9 } else { 70 };
         for fan_in in 2..=5 {
-            for capacity in 1..=70 {
+            for capacity in 1..=largest {
                 for seats in 0..=capacity {
                     let nodes: Vec<Node> = build(seats, capacity, fan_in).collect();
                     let shape = format!("seats {seats}, capacity {capacity}, fan-in {fan_in}");
