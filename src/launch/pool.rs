@@ -6,6 +6,7 @@
 
 use crate::park::{self, Parked};
 use crate::sync::{self, Mutex, Ordering};
+use std::cell::Cell;
 use std::io;
 use std::ptr;
 use std::sync::Arc;
@@ -115,16 +116,16 @@ impl Pool {
                 run,
                 rank,
                 crowded: crowded.crowded,
+                slot: Cell::new(ptr::null()),
             })
             .collect();
-        let mut claimed: Vec<Arc<Slot>> = Vec::with_capacity(tickets.len());
-        // From here on the slots in `claimed` hold pointers into `tickets`:
-        // the guard waits for them however this frame is left.
-        let guard = WaitAll {
+        // From here on the claimed slots hold pointers into `tickets`: the
+        // guard waits for them however this frame is left.
+        let mut guard = WaitAll {
             tickets: &tickets,
-            claimed: &mut claimed,
+            claimed: 0,
         };
-        let failed = self.claim_or_spawn(&tickets, guard.claimed);
+        let failed = self.claim_or_spawn(&tickets, &mut guard.claimed);
         if failed.is_some() {
             abort();
         } else {
@@ -136,25 +137,24 @@ impl Pool {
     }
 
     /// Hands every ticket to a worker: idle ones first, then new threads.
-    /// Pushes each claimed slot onto `claimed`, in ticket order.
-    fn claim_or_spawn(
-        &self,
-        tickets: &[Ticket],
-        claimed: &mut Vec<Arc<Slot>>,
-    ) -> Option<SpawnFailed> {
+    /// Counts the tickets handed, in order, in `claimed`, each noting its
+    /// slot first.
+    fn claim_or_spawn(&self, tickets: &[Ticket], claimed: &mut usize) -> Option<SpawnFailed> {
         let ticket = |i: usize| ptr::from_ref(&tickets[i]).cast_mut();
         let mut entries = self.entries();
         for entry in entries.iter() {
-            if claimed.len() == tickets.len() {
+            if *claimed == tickets.len() {
                 return None;
             }
-            if entry.slot.claim(ticket(claimed.len())) {
-                claimed.push(Arc::clone(&entry.slot));
+            // Noted before the claim, which hands the ticket over.
+            tickets[*claimed].slot.set(Arc::as_ptr(&entry.slot));
+            if entry.slot.claim(ticket(*claimed)) {
+                *claimed += 1;
             }
         }
         let mut reuse = 0;
-        while claimed.len() < tickets.len() {
-            let next = ticket(claimed.len());
+        while *claimed < tickets.len() {
+            let next = ticket(*claimed);
             // A slot whose worker left: only launches under this lock
             // write an `EXITED` word, so the load is stable.
             while reuse < entries.len()
@@ -170,24 +170,27 @@ impl Pool {
                     // join it, so that no thread of the pool goes unjoined.
                     let _ = old.join();
                 }
+                tickets[*claimed].slot.set(Arc::as_ptr(&entry.slot));
                 // Release: as a claim's (the new thread also learns it at
                 // its spawn). The previous value is `EXITED` (above).
                 entry.slot.word.swap(next, Ordering::Release);
                 (reuse, Arc::clone(&entry.slot))
             } else {
-                (entries.len(), Arc::new(Slot::new(next)))
+                let slot = Arc::new(Slot::new(next));
+                tickets[*claimed].slot.set(Arc::as_ptr(&slot));
+                (entries.len(), slot)
             };
             match self.spawn(index, Arc::clone(&slot)) {
                 Ok(handle) => {
                     if index == entries.len() {
                         entries.push(Entry {
-                            slot: Arc::clone(&slot),
+                            slot,
                             thread: Some(handle),
                         });
                     } else {
                         entries[index].thread = Some(handle);
                     }
-                    claimed.push(slot);
+                    *claimed += 1;
                 }
                 Err(error) => {
                     if index < entries.len() {
@@ -195,7 +198,7 @@ impl Pool {
                         entries[index].slot.word.swap(exited(), Ordering::Relaxed);
                     }
                     return Some(SpawnFailed {
-                        rank: tickets[claimed.len()].rank,
+                        rank: tickets[*claimed].rank,
                         error,
                     });
                 }
@@ -248,12 +251,17 @@ impl Pool {
 /// Waits, on drop, for every claimed worker to hand its ticket back.
 struct WaitAll<'a> {
     tickets: &'a [Ticket],
-    claimed: &'a mut Vec<Arc<Slot>>,
+    /// How many of `tickets`, from the first, were handed to a worker.
+    claimed: usize,
 }
 
 impl Drop for WaitAll<'_> {
     fn drop(&mut self) {
-        for (slot, ticket) in self.claimed.iter().zip(self.tickets) {
+        for ticket in &self.tickets[..self.claimed] {
+            // SAFETY: a handed ticket notes its slot (`claim_or_spawn`), and
+            // a pool never frees a slot: `entries` only grows and its `Arc`s
+            // live as long as the pool, which outlives this launch.
+            let slot = unsafe { &*ticket.slot.get() };
             wait_done(slot, ptr::from_ref(ticket).cast_mut(), ticket.crowded);
         }
     }

@@ -51,6 +51,7 @@
 use crate::park;
 use crate::sync::{AtomicPtr, Ordering};
 use crossbeam_utils::CachePadded;
+use std::cell::Cell;
 use std::ptr;
 
 /// One rank of one launch, handed to a worker through its slot word.
@@ -64,6 +65,10 @@ pub(in crate::launch) struct Ticket {
     /// Whether the machine had more block threads than cores when the
     /// launch began: waiters then give the cores away at once.
     pub(super) crowded: bool,
+    /// The slot this ticket was handed to, written by the launch before its
+    /// claim and never after: the launch's own note of whom to wait for,
+    /// which no worker reads.
+    pub(super) slot: Cell<*const Slot>,
 }
 
 /// `IDLE`: the worker polls the word for a ticket.
