@@ -383,9 +383,9 @@ const MAX_SIZE: usize = 4096;
 const MAX_STEPS: usize = 10_000_000;
 const MAX_THREADS: usize = 1024;
 const MAX_REPS: usize = 100;
-/// The most cell updates (`size^2 * steps`) one run makes: a run of a
-/// minute or less on two cores, not hours.
-const MAX_WORK: usize = 1 << 34;
+/// The longest the whole program may be expected to run (every case, every
+/// kind, every repetition), by [`estimate`]: an example, not a batch job.
+const MAX_TIME: Duration = Duration::from_secs(60);
 
 /// The barrier-bound case: a step is a few microseconds of work per thread.
 const SMALL: (usize, usize) = (64, 20_000);
@@ -404,12 +404,13 @@ const USAGE: &str =
     "usage: heat [--size N] [--steps N] [--threads N] [--reps N] [--reference | --no-reference]
   without --size and --steps: a barrier-bound case (--size 64 --steps 20000) and a
   memory-bound one (--size 2048 --steps 30); with either, that one case
-  (the other takes its default from the barrier-bound case for --steps, 2048 for --size)
+  (without --size: 2048; without --steps: the barrier-bound case's cell updates, at least 30 steps)
   --size N     the grid's side, 3..=4096 (two grids of N x N f64)
-  --steps N    time steps, 1..=10000000, and size^2 * steps <= 2^34
+  --steps N    time steps, 1..=10000000
   --threads N  row bands, one thread each, 1..=min(1024, size - 2); default: the available cores
   --reps N     runs of each kind, the best counts, 1..=100; default 5
-  --reference  check against the sequential reference (by default when size^2 * steps <= 2^27)";
+  --reference  check against the sequential reference (by default when size^2 * steps <= 2^27)
+  a run that would take more than about a minute (all kinds, all repetitions) is refused";
 
 /// A bad command line: what is wrong, then the usage, on stderr; status 2.
 fn bad(why: String) -> ! {
@@ -463,24 +464,16 @@ fn parse_args() -> Args {
         }
     }
     if size.is_some() || steps.is_some() {
-        let (n, steps) = (size.unwrap_or(LARGE.0), steps.unwrap_or(SMALL.1));
-        if n * n * steps > MAX_WORK {
-            bad(format!(
-                "size^2 * steps must be at most 2^34 ({MAX_WORK}: a run of a minute or less), \
-                 not {n}^2 * {steps} = {}",
-                n * n * steps
-            ));
-        }
+        let n = size.unwrap_or(LARGE.0);
+        // As many cell updates as the barrier-bound case, in at least as many
+        // steps as the memory-bound case.
+        let steps = steps
+            .unwrap_or_else(|| (SMALL.0 * SMALL.0 * SMALL.1 / (n * n)).clamp(LARGE.1, SMALL.1));
         args.case = Some((n, steps));
     }
     let smallest = args.case.map_or(SMALL.0, |c| c.0);
     // By default one band per available core, as many as the grid has rows for.
-    args.threads = threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .min(smallest - 2)
-            .min(MAX_THREADS)
-    });
+    args.threads = threads.unwrap_or_else(|| cores().min(smallest - 2).min(MAX_THREADS));
     if args.threads > smallest - 2 {
         bad(format!(
             "--threads must be in 1..={} for a grid of side {smallest} (one band of rows each), not {}",
@@ -488,7 +481,43 @@ fn parse_args() -> Args {
             args.threads
         ));
     }
+    let cases = args.case.map_or(vec![SMALL, LARGE], |c| vec![c]);
+    let time: Duration = cases
+        .iter()
+        .map(|&(n, steps)| estimate(n, steps, args.threads, args.reps))
+        .sum();
+    if time > MAX_TIME {
+        bad(format!(
+            "this run would take about {} s here ({} runs of each case, {} threads on {} cores), \
+             more than a minute: ask for fewer --steps, --reps or --threads",
+            time.as_secs(),
+            3 * args.reps,
+            args.threads,
+            cores()
+        ));
+    }
     args
+}
+
+/// The cores this process may run on.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A generous guess of how long a case takes: `3 * reps` runs (one per
+/// kind) of `steps` steps, each step a band's share of the grid (about
+/// 1.5 ns a cell, the bands sharing the cores) and a barrier phase (about
+/// 10 µs for `std`'s, or 20 µs per thread once there are more threads than
+/// cores and every phase waits for the scheduler).
+fn estimate(n: usize, steps: usize, threads: usize, reps: usize) -> Duration {
+    let cores = cores();
+    let barrier_ns = if threads <= cores {
+        10_000.0
+    } else {
+        20_000.0 * threads as f64
+    };
+    let work_ns = 1.5 * (n * n) as f64 / threads.min(cores) as f64;
+    Duration::from_secs_f64(3.0 * reps as f64 * steps as f64 * (barrier_ns + work_ns) * 1e-9)
 }
 
 /// Roughly how long one thread's share of a step takes, from a sequential
@@ -610,8 +639,9 @@ fn main() {
                 "\nWhy they differ: a small grid's step is microseconds of work, so each phase's barrier\n\
                  cost decides the time (std's mutex, condvar and wake-up cost microseconds, syncthreads's\n\
                  arrive and spinning wait a fraction of one); a large grid's step streams the grid through\n\
-                 memory for milliseconds, the barrier is a rounding error, and what differences remain\n\
-                 come from memory and scheduling, not from the barrier."
+                 memory for milliseconds and the barrier's own cost is a rounding error: what differences\n\
+                 remain come from memory, scheduling and waiting for a late neighbour (which the split\n\
+                 arrive shortens: a thread does its interior rows before it waits)."
             );
         }
     }
