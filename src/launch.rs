@@ -11,15 +11,14 @@
 //!
 //! The job of one launch (its kernel, barrier and outcomes, on the
 //! caller's stack) is here, with the public `Launcher`; how the job's ranks
-//! reach pool threads and come back is in `launch/pool.rs`; how the threads'
-//! panics are reported and which one `launch` re-raises is in
-//! `launch/root_cause.rs`.
+//! reach pool threads and come back is in `launch/pool.rs`; how the ranks
+//! record their results and panics, and which panic `launch` re-raises, is
+//! in `launch/root_cause.rs`.
 
 use crate::block::BlockBarrier;
 use crate::op;
-use crate::sync::{AtomicU64, Ordering, UnsafeCell};
 use pool::{Config, Pool};
-use root_cause::Outcome;
+use root_cause::Outcomes;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::time::Duration;
@@ -345,11 +344,9 @@ impl Drop for Launcher {
 struct Job<'k, F, R> {
     kernel: &'k F,
     barrier: BlockBarrier,
-    /// Numbers the panics as they are caught (`root_cause`).
-    caught: AtomicU64,
-    /// Rank `r`'s outcome, written once by the thread running rank `r`,
-    /// read by the launching thread after every rank has ended.
-    outcomes: Box<[UnsafeCell<Option<Outcome<R>>>]>,
+    /// Each rank's result or panic, read by the launching thread after
+    /// every rank has ended.
+    outcomes: Outcomes<R>,
 }
 
 /// Runs the block on `pool` and returns the results or resumes the root
@@ -363,16 +360,16 @@ where
     let job = Job {
         kernel,
         barrier: BlockBarrier::seated(threads),
-        caught: AtomicU64::new(0),
-        outcomes: (0..threads).map(|_| UnsafeCell::new(None)).collect(),
+        outcomes: Outcomes::new(threads),
     };
     // SAFETY: `run_rank::<F, R>` on `&job` may run on any thread, for every
     // rank at once, while `Pool::run` lasts: `job` outlives that call (this
     // frame), `F: Sync` makes `&F` usable from other threads, `R: Send` lets
     // each rank's result travel back here, and the rest of `job` is `Sync`
-    // (atomics; each outcome cell written by one rank only, read here only
-    // after `Pool::run` returned, which the pool orders after the rank's
-    // write). `run_rank` catches the kernel's panics, so it never unwinds.
+    // (atomics, a mutex, and one result cell per rank, written by that rank
+    // only and read here only after `Pool::run` returned, which the pool
+    // orders after the rank's write). `run_rank` catches the kernel's
+    // panics, so it never unwinds.
     let ran = unsafe {
         pool.run(
             threads,
@@ -382,21 +379,17 @@ where
         )
     };
     if let Err(failed) = ran {
+        // SAFETY: ranks `1 .. failed.rank` ran and ended (`Pool::run`),
+        // rank 0 and the rest did not run.
+        unsafe { job.outcomes.discard(1..failed.rank) };
         panic!(
             "syncthreads: launch({threads}, _): could not spawn thread {}: {}",
             failed.rank, failed.error
         );
     }
-    let outcomes = Vec::from(job.outcomes)
-        .into_iter()
-        .map(|cell| {
-            // SAFETY: every rank has ended (`Pool::run` returned); `into_inner`
-            // is not on the facade's cell, so take through its pointer.
-            cell.with_mut(|p| unsafe { (*p).take() })
-                .expect("every rank records its outcome")
-        })
-        .collect();
-    root_cause::results_or_resume(outcomes)
+    // SAFETY: every rank ran and ended (`Pool::run` returned), each
+    // recording its outcome (`run`).
+    unsafe { job.outcomes.results_or_resume() }
 }
 
 /// Rank `rank` of the job at `job`: runs the kernel and records its outcome.
@@ -412,20 +405,22 @@ where
 {
     // SAFETY: the caller's promise.
     let job = unsafe { &*job.cast::<Job<'_, F, R>>() };
-    let outcome = run(&job.barrier, rank, job.kernel, &job.caught);
-    // SAFETY: only rank `rank` writes this cell, and the launching thread
-    // reads it only after this rank has ended.
-    job.outcomes[rank].with_mut(|p| unsafe { *p = Some(outcome) });
+    // SAFETY: as above: rank `rank` runs nowhere else.
+    unsafe { run(&job.barrier, rank, job.kernel, &job.outcomes) };
 }
 
-/// One thread of the block: takes its seat, runs the kernel, and on a panic
-/// poisons the barrier and hands the payload back.
-fn run<R>(
+/// One thread of the block: takes its seat, runs the kernel, and records
+/// its result, or on a panic poisons the barrier and records the payload.
+///
+/// # Safety
+///
+/// Rank `rank` runs nowhere else.
+unsafe fn run<R>(
     barrier: &BlockBarrier,
     rank: usize,
     kernel: &impl Fn(&Block<'_>) -> R,
-    caught: &AtomicU64,
-) -> Outcome<R> {
+    outcomes: &Outcomes<R>,
+) {
     // The seat lives past the catch: a panicking kernel's seat is dropped
     // after the barrier is poisoned, so it does not leave the block as if
     // the kernel had returned.
@@ -434,13 +429,12 @@ fn run<R>(
         seat: barrier.seated_seat(rank),
     };
     match panic::catch_unwind(AssertUnwindSafe(|| kernel(&block))) {
-        Ok(r) => Outcome::Returned(r),
+        // SAFETY: this thread runs rank `rank` (the caller's promise), and
+        // its kernel returned.
+        Ok(r) => unsafe { outcomes.returned(rank, r) },
         Err(payload) => {
-            // Relaxed: an RMW numbers the panics under any ordering; no data rides on it (orderings.md).
-            let order = caught.fetch_add(1, Ordering::Relaxed);
-            let poisoned = op::is_poisoned_panic(&*payload);
+            outcomes.panicked(rank, payload);
             barrier.poison();
-            Outcome::Panicked(order, poisoned, payload)
         }
     }
 }

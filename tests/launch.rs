@@ -193,6 +193,51 @@ fn only_poisoned_barrier_panics_re_raise_one_of_them() {
     );
 }
 
+/// Counts its drops: a kernel's result that must be dropped exactly once.
+struct Counted<'a>(&'a AtomicUsize);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Every returned result is dropped exactly once: by the caller when
+/// `launch` returns them, by `launch` when it re-raises another rank's panic.
+#[test]
+fn every_result_is_dropped_once_whether_or_not_another_rank_panics() {
+    let drops = AtomicUsize::new(0);
+    watchdog(30, String::new, || {
+        let results = launch(6, |block| {
+            block.sync();
+            Counted(&drops)
+        });
+        assert_eq!(results.len(), 6);
+        assert_eq!(
+            drops.load(Ordering::Relaxed),
+            0,
+            "launch dropped a result it returned"
+        );
+        drop(results);
+    });
+    assert_eq!(drops.load(Ordering::Relaxed), 6);
+
+    drops.store(0, Ordering::Relaxed);
+    let m = watchdog(30, String::new, || {
+        panic_message(|| {
+            launch(6, |block| {
+                if block.thread_rank() == 4 {
+                    panic!("rank 4 fails after the others returned");
+                }
+                Counted(&drops)
+            })
+        })
+    });
+    assert_eq!(m, "rank 4 fails after the others returned");
+    // The five ranks that returned: their results dropped, none twice.
+    assert_eq!(drops.load(Ordering::Relaxed), 5);
+}
+
 #[test]
 fn block_debug_shows_rank_and_size() {
     let got = launch(2, |block| format!("{block:?}"));

@@ -396,6 +396,34 @@ fn a_spawn_failing_after_ranks_started_ends_them_and_leaves_nothing_waiting() {
     assert_eq!(launcher.launch(3, |b| b.sync_count(true)), [3; 3]);
 }
 
+/// The ranks that returned before a spawn failed have their results
+/// dropped, once each, by the failed launch.
+#[test]
+fn a_failed_launch_drops_the_results_of_the_ranks_that_ran() {
+    if cfg!(miri) {
+        return; // Miri does not fail spawns for their stack size
+    }
+    struct Counted<'a>(&'a AtomicUsize);
+    impl Drop for Counted<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    let launcher = Launcher::new();
+    assert_eq!(launcher.launch(3, |b| b.sync_count(true)), [3; 3]);
+    let launcher = launcher.stack_size(usize::MAX / 4);
+    let drops = AtomicUsize::new(0);
+    let message = watchdog(60, String::new, || {
+        panic_of(|| launcher.launch(4, |_| Counted(&drops)))
+    });
+    assert!(
+        message.starts_with("syncthreads: launch(4, _): could not spawn thread 3: "),
+        "{message}"
+    );
+    // Ranks 1 and 2 ran on the idle threads and returned; rank 0 never ran.
+    assert_eq!(drops.load(Ordering::Relaxed), 2);
+}
+
 #[test]
 fn bad_thread_counts_panic_before_any_thread_starts() {
     let launcher = Launcher::new();

@@ -67,7 +67,11 @@ impl fmt::Debug for BlockBarrier {
 /// # Safety
 ///
 /// `ptr` points to a live `BlockBarrier`.
-pub(super) unsafe fn describe_block(ptr: *const (), _: u64, phase: u64) -> crate::diagnostics::Described {
+pub(super) unsafe fn describe_block(
+    ptr: *const (),
+    _: u64,
+    phase: u64,
+) -> crate::diagnostics::Described {
     // SAFETY: the caller's contract.
     let block = unsafe { &*(ptr as *const BlockBarrier) };
     crate::diagnostics::Described {

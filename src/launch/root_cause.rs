@@ -1,5 +1,5 @@
-//! Which of a block's panics `launch` re-raises, and why the others are
-//! not reported.
+//! How a launch's ranks record how they ended (`Outcomes`), which of a
+//! block's panics `launch` re-raises, and why the others are not reported.
 //!
 //! # One report per root cause
 //!
@@ -22,8 +22,11 @@
 //! thread panicked of its own (someone called `block.barrier().poison()`),
 //! `launch` raises one ordinary panic saying so.
 
-use crate::op::POISONED;
+use crate::op::{self, POISONED};
+use crate::sync::{Mutex, UnsafeCell};
 use std::any::Any;
+use std::mem::MaybeUninit;
+use std::ops::Range;
 use std::panic;
 
 /// The payload with which a thread leaves a `Block::sync*` that found the
@@ -36,13 +39,132 @@ pub(super) fn block_poisoned() -> Box<dyn Any + Send> {
     Box::new(BlockPoisoned)
 }
 
-/// How one thread's kernel ended.
-pub(super) enum Outcome<R> {
-    Returned(R),
-    /// The kernel panicked: the number orders the panics as they were
-    /// caught, the flag says whether the payload is a poisoned-barrier panic
-    /// (`op::is_poisoned_panic`, which must be asked on the catching thread).
-    Panicked(u64, bool, Box<dyn Any + Send>),
+/// How a launch's kernels ended: each rank's result, or the panics caught.
+///
+/// A rank whose kernel returns writes its result into its own cell and
+/// nothing else; a rank whose kernel panics leaves its cell empty and adds
+/// the panic to a list. So a kernel returning `()` (zero-sized) writes no
+/// memory that the launching thread must fetch back, and a launch that
+/// nobody panicked in reads no cell of `()`s.
+pub(super) struct Outcomes<R> {
+    /// Rank `r`'s result, written once by the thread running rank `r` if
+    /// its kernel returned, read by the launching thread after every rank
+    /// has ended.
+    results: Box<[UnsafeCell<MaybeUninit<R>>]>,
+    /// The panics, in the order they were caught.
+    panics: Mutex<Vec<Caught>>,
+}
+
+/// One kernel's panic: its rank, whether the payload is a poisoned-barrier
+/// panic (`op::is_poisoned_panic`, which must be asked on the catching
+/// thread), and the payload.
+struct Caught {
+    rank: usize,
+    poisoned: bool,
+    payload: Box<dyn Any + Send>,
+}
+
+impl<R> Outcomes<R> {
+    pub(super) fn new(threads: usize) -> Outcomes<R> {
+        Outcomes {
+            results: (0..threads)
+                .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+                .collect(),
+            panics: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Rank `rank`'s kernel returned `result`.
+    ///
+    /// # Safety
+    ///
+    /// Only the thread running rank `rank` calls this, at most once, and
+    /// only if that kernel did not panic.
+    pub(super) unsafe fn returned(&self, rank: usize, result: R) {
+        // SAFETY: the caller's promise: this rank's cell has one writer,
+        // and the launching thread reads it only after this rank ended.
+        self.results[rank].with_mut(|cell| unsafe { (*cell).write(result) });
+    }
+
+    /// Rank `rank`'s kernel panicked with `payload`; called on the thread
+    /// that caught it.
+    pub(super) fn panicked(&self, rank: usize, payload: Box<dyn Any + Send>) {
+        let poisoned = op::is_poisoned_panic(&*payload);
+        self.panics
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Caught {
+                rank,
+                poisoned,
+                payload,
+            });
+    }
+
+    /// The kernels' results in rank order if none panicked; otherwise
+    /// resumes the root cause (module docs), dropping the results of the
+    /// ranks that returned.
+    ///
+    /// # Safety
+    ///
+    /// Every rank has ended, each having called `returned` or `panicked`.
+    pub(super) unsafe fn results_or_resume(self) -> Vec<R> {
+        let threads = self.results.len();
+        // SAFETY: the caller's promise.
+        let (results, panics) = unsafe { self.take(0..threads) };
+        let Some((rank, payload)) = root_cause(panics) else {
+            return results;
+        };
+        drop(results);
+        if rank == Rank::QuietLeave {
+            // Nobody panicked of their own: the barrier was poisoned by hand.
+            panic!("{POISONED} by poison() (seen by the block's sync)");
+        }
+        panic::resume_unwind(payload)
+    }
+
+    /// Drops the results of ranks `ran` (the others never ran) and forgets
+    /// the panics: for a launch that could not start every rank.
+    ///
+    /// # Safety
+    ///
+    /// Every rank in `ran` has ended, each having called `returned` or
+    /// `panicked`, and no other rank ran.
+    pub(super) unsafe fn discard(self, ran: Range<usize>) {
+        // SAFETY: the caller's promise.
+        drop(unsafe { self.take(ran) });
+    }
+
+    /// The results of the ranks in `ran` that did not panic, and the panics.
+    ///
+    /// # Safety
+    ///
+    /// As `discard`'s.
+    unsafe fn take(self, ran: Range<usize>) -> (Vec<R>, Vec<Caught>) {
+        let panics = self
+            .panics
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut panicked = vec![
+            false;
+            if panics.is_empty() {
+                0
+            } else {
+                self.results.len()
+            }
+        ];
+        for caught in &panics {
+            panicked[caught.rank] = true;
+        }
+        let results = ran
+            .filter(|&rank| panicked.get(rank) != Some(&true))
+            .map(|rank| {
+                // SAFETY: rank `rank` ended and did not panic, so it wrote
+                // its cell (the caller's promise), and nobody reads it again.
+                self.results[rank].with_mut(|cell| unsafe { (*cell).assume_init_read() })
+            })
+            .collect();
+        (results, panics)
+    }
 }
 
 /// How likely a panic is to be the root cause, most likely first.
@@ -70,36 +192,16 @@ impl Rank {
     }
 }
 
-/// The kernels' results in rank order if none panicked; otherwise resumes
-/// the root cause: the earliest panic that is not a poisoned-barrier panic,
-/// else the earliest poisoned-barrier panic of a user's barrier, else
-/// (nobody panicked of their own) one ordinary panic saying that the block
-/// was poisoned by hand.
-pub(super) fn results_or_resume<R>(outcomes: Vec<Outcome<R>>) -> Vec<R> {
-    let mut results = Vec::with_capacity(outcomes.len());
-    let mut root: Option<(Rank, u64, Box<dyn Any + Send>)> = None;
-    for outcome in outcomes {
-        match outcome {
-            Outcome::Returned(r) => results.push(r),
-            Outcome::Panicked(order, poisoned, payload) => {
-                let rank = Rank::of(&*payload, poisoned);
-                // Prefer a root cause over a consequence, then the earliest.
-                if root
-                    .as_ref()
-                    .is_none_or(|&(r, o, _)| (rank, order) < (r, o))
-                {
-                    root = Some((rank, order, payload));
-                }
-            }
-        }
-    }
-    let Some((rank, _, payload)) = root else {
-        return results;
-    };
-    drop(results);
-    if rank == Rank::QuietLeave {
-        // Nobody panicked of their own: the barrier was poisoned by hand.
-        panic!("{POISONED} by poison() (seen by the block's sync)");
-    }
-    panic::resume_unwind(payload)
+/// The panic to resume, if any kernel panicked: the earliest that is not a
+/// poisoned-barrier panic, else the earliest poisoned-barrier panic of a
+/// user's barrier, else (nobody panicked of their own: the block was
+/// poisoned by hand) the earliest quiet leave.
+fn root_cause(panics: Vec<Caught>) -> Option<(Rank, Box<dyn Any + Send>)> {
+    panics
+        .into_iter()
+        .map(|caught| (Rank::of(&*caught.payload, caught.poisoned), caught.payload))
+        .enumerate()
+        // Prefer a root cause over a consequence, then the earliest.
+        .min_by_key(|&(order, (rank, _))| (rank, order))
+        .map(|(_, cause)| cause)
 }
