@@ -89,7 +89,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => {
             println!(
-                "async_io: {phases} phases × {chunks} chunks of {CHUNK_BYTES} B read by tasks, checked by {threads} threads: all checksums match ({:.1} ms, {:.1} µs per phase)",
+                "async_io: {} × {} of {CHUNK_BYTES} B read by tasks, checked by {}: all checksums match ({:.1} ms, {:.1} µs per phase)",
+                args::counted(phases, "phase"),
+                args::counted(chunks, "chunk"),
+                args::counted(threads, "thread"),
                 elapsed.as_secs_f64() * 1e3,
                 elapsed.as_secs_f64() * 1e6 / phases as f64
             );

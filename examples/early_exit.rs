@@ -114,10 +114,16 @@ fn main() {
             std::process::exit(1);
         }
         println!(
-            "early_exit ({}): {threads} threads, {} left early (arrive_and_drop), {stay} ran all {n} phases; \
+            "early_exit ({}): {}, {} left early (arrive_and_drop), {stay} ran all {}; \
              each phase counted exactly its live threads ({:.3} s)\n  final state: {debug}",
-            if primitive { "__mbarrier_try_wait loop" } else { "bar.wait" },
+            if primitive {
+                "__mbarrier_try_wait loop"
+            } else {
+                "bar.wait"
+            },
+            args::counted(threads, "thread"),
             threads - stay,
+            args::counted(n, "phase"),
             start.elapsed().as_secs_f64()
         );
     }

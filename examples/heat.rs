@@ -30,6 +30,8 @@
 //! The grids of all runs must agree bit for bit, and, on small problems, with
 //! a sequential reference; otherwise the program exits with status 1.
 
+mod args;
+
 use std::cell::UnsafeCell;
 use std::process::exit;
 use std::time::{Duration, Instant};
@@ -556,8 +558,11 @@ fn case(
 ) {
     let work = work_per_band_step(n, threads);
     println!(
-        "\n{label}: {n} x {n} grid, {steps} steps, {threads} threads, best of {reps} runs each: \
-         about {work:.1?} of work per thread per step"
+        "\n{label}: {n} x {n} grid, {}, {}, best of {} each: \
+         about {work:.1?} of work per thread per step",
+        args::counted(steps, "step"),
+        args::counted(threads, "thread"),
+        args::counted(reps, "run")
     );
     const METHODS: [(Method, &str); 3] = [
         (Method::Std, "std::sync::Barrier   (update all rows, wait)"),
@@ -619,10 +624,14 @@ fn case(
     }
     // The MPI package's stencil prints the same line for the same grid.
     let mean = last.iter().sum::<f64>() / (n * n) as f64;
-    println!("  mean temperature after {steps} steps: {mean:.6}");
+    println!(
+        "  mean temperature after {}: {mean:.6}",
+        args::counted(steps, "step")
+    );
 }
 
 fn main() {
+    args::end_quietly_when_stdout_closes();
     let Args {
         case: asked,
         threads,

@@ -76,7 +76,11 @@ fn main() {
     });
     assert_eq!(inits.into_inner(), 1);
     assert_eq!(count.into_inner(), threads * phases);
-    println!("init (thread 0 + block.sync()): {threads} threads, initialized once, {phases} phases checked");
+    println!(
+        "init (thread 0 + block.sync()): {}, initialized once, {} checked",
+        args::counted(threads, "thread"),
+        args::counted(phases, "phase")
+    );
 
     // 2. Whoever comes first initializes; no bootstrap sync.
     let bar: OnceLock<Barrier> = OnceLock::new();
@@ -91,7 +95,11 @@ fn main() {
     });
     assert_eq!(inits.into_inner(), 1);
     assert_eq!(count.into_inner(), threads * phases);
-    println!("init (OnceLock::get_or_init): {threads} threads, initialized once, {phases} phases checked");
+    println!(
+        "init (OnceLock::get_or_init): {}, initialized once, {} checked",
+        args::counted(threads, "thread"),
+        args::counted(phases, "phase")
+    );
 
     // 3. No bootstrap: a `static` (const fn), or a barrier made before the threads.
     static FOUR: Barrier = Barrier::new(4);
@@ -107,7 +115,8 @@ fn main() {
     });
     assert_eq!(count.into_inner(), threads * phases);
     println!(
-        "init (static / made before spawning): 4 + {threads} threads, {phases} phases checked"
+        "init (static / made before spawning): 4 + {threads} threads, {} checked",
+        args::counted(phases, "phase")
     );
     println!("  final state of the static: {FOUR:?}");
 }

@@ -171,8 +171,13 @@ fn main() {
     let got = checksum(&mut output.iter().map(|y| y.load(Ordering::Relaxed)));
     let want = checksum(&mut input.iter().map(|&x| transform(x)));
     println!(
-        "producer_consumer: {producers} producers, {consumers} consumers, double buffer of 2 x {buffer_len} words, \
-         {rounds} fills, {n} words moved in {:.3} s",
+        "producer_consumer: {}, {}, double buffer of 2 x {}, \
+         {}, {} moved in {:.3} s",
+        args::counted(producers, "producer"),
+        args::counted(consumers, "consumer"),
+        args::counted(buffer_len, "word"),
+        args::counted(rounds, "fill"),
+        args::counted(n, "word"),
         elapsed.as_secs_f64()
     );
     println!("  checksum {got:#018x} (sequential {want:#018x}), {mismatches} wrong elements");

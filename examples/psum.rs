@@ -119,7 +119,10 @@ fn main() {
     let got = acc.into_inner();
     let want = sequential(block_size, &data);
     println!(
-        "psum: {block_size} threads, {n} elements, {completions} phases, {:.3} s: acc = {got}",
+        "psum: {}, {}, {}, {:.3} s: acc = {got}",
+        args::counted(block_size, "thread"),
+        args::counted(n, "element"),
+        args::counted(completions, "phase"),
         elapsed.as_secs_f64()
     );
     if completions != phases || got != want {

@@ -149,8 +149,11 @@ fn main() {
             std::process::exit(1);
         }
         println!(
-            "split_arrive_wait ({form:?}): {threads} threads x {iterations} phases, \
-             {checked} values seen after the waits, all current ({:.3} s)",
+            "split_arrive_wait ({form:?}): {} x {}, \
+             {} seen after the waits, all current ({:.3} s)",
+            args::counted(threads, "thread"),
+            args::counted(iterations, "phase"),
+            args::counted(checked, "value"),
             start.elapsed().as_secs_f64()
         );
     }

@@ -179,8 +179,10 @@ fn main() {
             a.wrapping_add(x.rotate_left((k % 64) as u32))
         });
     println!(
-        "tx_tracking: {tiles} tiles of {TILE_BYTES} bytes copied by {ENGINES} engine threads ({CHUNKS} complete_tx per tile), \
-         {consumers} consumer threads, {:.3} s",
+        "tx_tracking: {} of {TILE_BYTES} bytes copied by {ENGINES} engine threads ({CHUNKS} complete_tx per tile), \
+         {}, {:.3} s",
+        args::counted(tiles, "tile"),
+        args::counted(consumers, "consumer thread"),
         elapsed.as_secs_f64()
     );
     println!(

@@ -77,6 +77,7 @@ impl<const N: usize> Cli<N> {
 
     /// Reads the counts (module docs).
     pub fn parse(&self) -> [usize; N] {
+        end_quietly_when_stdout_closes();
         let args: Vec<String> = std::env::args().skip(1).collect();
         if args.iter().any(|a| a == "--help" || a == "-h") {
             println!("{}", self.usage());
@@ -106,5 +107,35 @@ impl<const N: usize> Cli<N> {
             };
         }
         values
+    }
+}
+
+/// Makes a reader that closes the output early (`example | head`) end the
+/// example quietly, with status 0, as command-line tools do, instead of
+/// with `println!`'s panic on the broken pipe. Other panics print as usual.
+pub fn end_quietly_when_stdout_closes() {
+    let print = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        // std's message for a failed `println!`; error 32 is EPIPE.
+        if message.starts_with("failed printing to stdout") && message.contains("(os error 32)") {
+            exit(0);
+        }
+        print(info);
+    }));
+}
+
+/// `n` and `noun`, plural unless `n` is 1: `counted(1, "thread")` shows
+/// `1 thread`, `counted(4, "thread")` `4 threads`.
+pub fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
