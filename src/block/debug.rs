@@ -8,10 +8,10 @@ use std::fmt;
 impl BlockBarrier {
     /// The ranks that take part in the current phase and have not synced in
     /// it, ascending, for a block used through seats (as
-    /// [`Team::missing`]: a snapshot, exact while nobody syncs; a rank whose
-    /// seat was not taken yet counts as missing, one whose seat left does
-    /// not take part); `None` for a block used seat-less or not used yet,
-    /// which knows no ranks.
+    /// [`Team::missing`](crate::Team::missing): a snapshot, exact while
+    /// nobody syncs; a rank whose seat was not taken yet counts as missing,
+    /// one whose seat left does not take part); `None` for a block used
+    /// seat-less or not used yet, which knows no ranks.
     ///
     /// # Examples
     ///
