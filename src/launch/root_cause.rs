@@ -24,6 +24,7 @@
 
 use crate::op::{self, POISONED};
 use crate::sync::{Mutex, UnsafeCell};
+use crossbeam_utils::CachePadded;
 use std::any::Any;
 use std::mem::MaybeUninit;
 use std::ops::Range;
@@ -43,14 +44,16 @@ pub(super) fn block_poisoned() -> Box<dyn Any + Send> {
 ///
 /// A rank whose kernel returns writes its result into its own cell and
 /// nothing else; a rank whose kernel panics leaves its cell empty and adds
-/// the panic to a list. So a kernel returning `()` (zero-sized) writes no
-/// memory that the launching thread must fetch back, and a launch that
-/// nobody panicked in reads no cell of `()`s.
+/// the panic to a list. The cells are cache-line padded, so ranks that end
+/// together do not queue for one line; a zero-sized result (a kernel
+/// returning `()`) takes no memory at all, so such a launch allocates no
+/// cells, its ranks write nothing the launching thread must fetch back,
+/// and it reads nothing back when nobody panicked.
 pub(super) struct Outcomes<R> {
     /// Rank `r`'s result, written once by the thread running rank `r` if
     /// its kernel returned, read by the launching thread after every rank
     /// has ended.
-    results: Box<[UnsafeCell<MaybeUninit<R>>]>,
+    results: Box<[CachePadded<UnsafeCell<MaybeUninit<R>>>]>,
     /// The panics, in the order they were caught.
     panics: Mutex<Vec<Caught>>,
 }
@@ -68,7 +71,7 @@ impl<R> Outcomes<R> {
     pub(super) fn new(threads: usize) -> Outcomes<R> {
         Outcomes {
             results: (0..threads)
-                .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+                .map(|_| CachePadded::new(UnsafeCell::new(MaybeUninit::uninit())))
                 .collect(),
             panics: Mutex::new(Vec::new()),
         }
@@ -204,4 +207,23 @@ fn root_cause(panics: Vec<Caught>) -> Option<(Rank, Box<dyn Any + Send>)> {
         // Prefer a root cause over a consequence, then the earliest.
         .min_by_key(|&(order, (rank, _))| (rank, order))
         .map(|(_, cause)| cause)
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::Outcomes;
+
+    #[test]
+    fn unit_results_take_no_memory_and_sized_ones_a_padded_line_each() {
+        let unit = Outcomes::<()>::new(16);
+        assert_eq!(std::mem::size_of_val(&*unit.results), 0);
+        let words = Outcomes::<u64>::new(4);
+        let at: Vec<usize> = words
+            .results
+            .iter()
+            .map(|cell| std::ptr::from_ref(cell).addr())
+            .collect();
+        let line = std::mem::align_of::<crossbeam_utils::CachePadded<u8>>();
+        assert!(at.windows(2).all(|w| w[1] - w[0] >= line), "{at:?}");
+    }
 }
