@@ -1,6 +1,8 @@
 //! What a `launch` costs on the warm pool, beside its peers, in one run:
 //!
 //! - `launch`: `launch(T, |b| b.sync())`, round trip (rank 0 is the caller);
+//! - `results`: `launch(T, |b| { b.sync(); b.thread_rank() })`: as `launch`,
+//!   with a result per rank to bring back;
 //! - `empty`: `launch(T, |_| ())`: the hand-off, the block's setup and its
 //!   ranks' leaving, without a sync;
 //! - `pool` (built with `--features bench`): the pool's hand-off and return
@@ -124,6 +126,20 @@ fn launch_round_trip(o: &Opts, t: usize) -> Vec<f64> {
         let start = Instant::now();
         for _ in 0..n {
             black_box(launch(t, |b| b.sync()));
+        }
+        start.elapsed()
+    })
+}
+
+/// `launch(T, |b| { b.sync(); b.thread_rank() })`, round trip.
+fn results_round_trip(o: &Opts, t: usize) -> Vec<f64> {
+    measure(o, |n| {
+        let start = Instant::now();
+        for _ in 0..n {
+            black_box(launch(t, |b| {
+                b.sync();
+                b.thread_rank()
+            }));
         }
         start.elapsed()
     })
@@ -312,6 +328,7 @@ fn main() {
         println!("pass {pass}");
         for (&t, pool) in o.threads.iter().zip(&pools) {
             let l = row("launch", t, &launch_round_trip(&o, t));
+            row("results", t, &results_round_trip(&o, t));
             row("empty", t, &empty_round_trip(&o, t));
             #[cfg(feature = "bench")]
             row("pool", t, &pool_round_trip(&o, t));
