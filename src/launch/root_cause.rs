@@ -22,9 +22,9 @@
 //! thread panicked of its own (someone called `block.barrier().poison()`),
 //! `launch` raises one ordinary panic saying so.
 
+use crate::lines::Lines;
 use crate::op::{self, POISONED};
 use crate::sync::{Mutex, UnsafeCell};
-use crossbeam_utils::CachePadded;
 use std::any::Any;
 use std::mem::MaybeUninit;
 use std::ops::Range;
@@ -44,16 +44,16 @@ pub(super) fn block_poisoned() -> Box<dyn Any + Send> {
 ///
 /// A rank whose kernel returns writes its result into its own cell and
 /// nothing else; a rank whose kernel panics leaves its cell empty and adds
-/// the panic to a list. The cells are cache-line padded, so ranks that end
-/// together do not queue for one line; a zero-sized result (a kernel
-/// returning `()`) takes no memory at all, so such a launch allocates no
-/// cells, its ranks write nothing the launching thread must fetch back,
-/// and it reads nothing back when nobody panicked.
+/// the panic to a list. A zero-sized result (a kernel returning `()`)
+/// takes no memory at all, so such a launch allocates no cells, its ranks
+/// write nothing the launching thread must fetch back, and it reads
+/// nothing back when nobody panicked. Sized results are a cache line
+/// apart, so ranks that end together do not queue for one line.
 pub(super) struct Outcomes<R> {
     /// Rank `r`'s result, written once by the thread running rank `r` if
     /// its kernel returned, read by the launching thread after every rank
     /// has ended.
-    results: Box<[CachePadded<UnsafeCell<MaybeUninit<R>>>]>,
+    results: Cells<R>,
     /// The panics, in the order they were caught.
     panics: Mutex<Vec<Caught>>,
 }
@@ -67,12 +67,44 @@ struct Caught {
     payload: Box<dyn Any + Send>,
 }
 
+/// One result cell per rank: zero-sized cells in a box that allocates
+/// nothing, or sized ones a line apart (`Lines`, which allocates through
+/// the ordinary path, where a box of `CachePadded` cells would take the
+/// allocator's slower aligned one).
+enum Cells<R> {
+    Unit(Box<[UnsafeCell<MaybeUninit<R>>]>),
+    Spaced(Lines<UnsafeCell<MaybeUninit<R>>>),
+}
+
+impl<R> Cells<R> {
+    fn new(threads: usize) -> Cells<R> {
+        let empty = || UnsafeCell::new(MaybeUninit::uninit());
+        if std::mem::size_of::<R>() == 0 {
+            Cells::Unit((0..threads).map(|_| empty()).collect())
+        } else {
+            Cells::Spaced(Lines::new((0..threads).map(|_| empty()), empty()))
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Cells::Unit(cells) => cells.len(),
+            Cells::Spaced(cells) => cells.len(),
+        }
+    }
+
+    fn get(&self, rank: usize) -> &UnsafeCell<MaybeUninit<R>> {
+        match self {
+            Cells::Unit(cells) => &cells[rank],
+            Cells::Spaced(cells) => &cells[rank],
+        }
+    }
+}
+
 impl<R> Outcomes<R> {
     pub(super) fn new(threads: usize) -> Outcomes<R> {
         Outcomes {
-            results: (0..threads)
-                .map(|_| CachePadded::new(UnsafeCell::new(MaybeUninit::uninit())))
-                .collect(),
+            results: Cells::new(threads),
             panics: Mutex::new(Vec::new()),
         }
     }
@@ -86,7 +118,9 @@ impl<R> Outcomes<R> {
     pub(super) unsafe fn returned(&self, rank: usize, result: R) {
         // SAFETY: the caller's promise: this rank's cell has one writer,
         // and the launching thread reads it only after this rank ended.
-        self.results[rank].with_mut(|cell| unsafe { (*cell).write(result) });
+        self.results
+            .get(rank)
+            .with_mut(|cell| unsafe { (*cell).write(result) });
     }
 
     /// Rank `rank`'s kernel panicked with `payload`; called on the thread
@@ -147,25 +181,22 @@ impl<R> Outcomes<R> {
             .panics
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut panicked = vec![
-            false;
-            if panics.is_empty() {
-                0
-            } else {
-                self.results.len()
-            }
-        ];
+        let mut panicked = vec![false; if panics.is_empty() { 0 } else { ran.end }];
         for caught in &panics {
             panicked[caught.rank] = true;
         }
-        let results = ran
-            .filter(|&rank| panicked.get(rank) != Some(&true))
-            .map(|rank| {
+        let mut results = Vec::with_capacity(ran.len().saturating_sub(panics.len()));
+        for rank in ran {
+            if panicked.get(rank) != Some(&true) {
                 // SAFETY: rank `rank` ended and did not panic, so it wrote
                 // its cell (the caller's promise), and nobody reads it again.
-                self.results[rank].with_mut(|cell| unsafe { (*cell).assume_init_read() })
-            })
-            .collect();
+                results.push(
+                    self.results
+                        .get(rank)
+                        .with_mut(|cell| unsafe { (*cell).assume_init_read() }),
+                );
+            }
+        }
         (results, panics)
     }
 }
@@ -211,19 +242,17 @@ fn root_cause(panics: Vec<Caught>) -> Option<(Rank, Box<dyn Any + Send>)> {
 
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
-    use super::Outcomes;
+    use super::{Cells, Outcomes};
 
     #[test]
-    fn unit_results_take_no_memory_and_sized_ones_a_padded_line_each() {
+    fn unit_results_take_no_memory_and_sized_ones_a_line_each() {
         let unit = Outcomes::<()>::new(16);
-        assert_eq!(std::mem::size_of_val(&*unit.results), 0);
+        assert!(matches!(&unit.results, Cells::Unit(c) if std::mem::size_of_val(&**c) == 0));
         let words = Outcomes::<u64>::new(4);
-        let at: Vec<usize> = words
-            .results
-            .iter()
-            .map(|cell| std::ptr::from_ref(cell).addr())
+        assert!(matches!(words.results, Cells::Spaced(_)));
+        let at: Vec<usize> = (0..4)
+            .map(|rank| std::ptr::from_ref(words.results.get(rank)).addr())
             .collect();
-        let line = std::mem::align_of::<crossbeam_utils::CachePadded<u8>>();
-        assert!(at.windows(2).all(|w| w[1] - w[0] >= line), "{at:?}");
+        assert!(at.windows(2).all(|w| w[1] - w[0] >= 64), "{at:?}");
     }
 }
