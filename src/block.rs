@@ -207,7 +207,10 @@ impl BlockBarrier {
     ///
     /// # Panics
     ///
-    /// If the barrier is poisoned, before or while waiting.
+    /// If the barrier is poisoned, before or while waiting; and, changing
+    /// nothing, if the block's threads took seats (a block is synced either
+    /// through its [`BlockSeat`]s or seat-less, and a launched block's
+    /// threads always hold seats: sync through the [`Block`](crate::Block)).
     ///
     /// # Examples
     ///

@@ -217,12 +217,15 @@ impl Launcher {
     /// # Examples
     ///
     /// ```
-    /// let launcher = syncthreads::Launcher::new().stack_size(8 << 20);
-    /// let deep = launcher.launch(2, |_| {
+    /// fn deep() -> usize {
     ///     let big = [1u8; 4 << 20]; // fits in the pool threads' 8 MiB
     ///     std::hint::black_box(&big).len()
-    /// });
-    /// # let _ = deep;
+    /// }
+    ///
+    /// let launcher = syncthreads::Launcher::new().stack_size(8 << 20);
+    /// // Rank 0 is the caller, on its own stack: only the pool's ranks go deep.
+    /// let sizes = launcher.launch(2, |block| if block.thread_rank() == 0 { 0 } else { deep() });
+    /// assert_eq!(sizes, [0, 4 << 20]);
     /// ```
     #[must_use]
     pub fn stack_size(mut self, bytes: usize) -> Launcher {

@@ -15,7 +15,7 @@
 //! | you have | use |
 //! |---|---|
 //! | a few threads and a `std::sync::Barrier`, or work to do between "done" and "wait" | [`Barrier`]: [`arrive_and_wait`](Barrier::arrive_and_wait) as std's `wait`, or [`arrive`](Barrier::arrive) then [`wait`](Barrier::wait) |
-//! | more than about 4 threads on one barrier | [`Team`]: each thread takes a [`Seat`] (a rank) once and arrives through it; a combining tree keeps the arrivals off one cache line |
+//! | about 4 threads or more on one barrier | [`Team`]: each thread takes a [`Seat`] (a rank) once and arrives through it; a combining tree keeps the arrivals off one cache line |
 //! | CUDA code with `__syncthreads()` | [`launch`] runs a closure on `n` threads with [`Block::thread_rank`] and [`Block::sync`]; the caller is rank 0 and the others run on a process-wide pool whose threads stay between launches ([`Launcher`] sets their stack size, names and idle time, on a pool of its own); [`BlockBarrier`] is the barrier alone |
 //! | CUDA code with `__syncwarp(mask)` | [`WarpBarrier`] |
 //! | async tasks and threads on one phase | the async waits: [`wait_async`](Barrier::wait_async), [`wait_parity_async`](Barrier::wait_parity_async), [`arrive_and_wait_async`](Barrier::arrive_and_wait_async) |
@@ -47,7 +47,7 @@
 //!   a team made [`with_capacity`](Team::with_capacity) lets seats
 //!   [`join`](Team::join) while phases run, and [`missing`](Team::missing)
 //!   says who has not arrived.
-//!   Pick it over a `Barrier` when more than a few threads share one.
+//!   Pick it over a `Barrier` when about 4 threads or more share one.
 //! - [`BlockBarrier`]: `__syncthreads()` and `__syncthreads_count/and/or`;
 //!   threads that know their rank sync through a [`BlockSeat`] (its `Team`).
 //! - [`WarpBarrier`]: `__syncwarp(mask)` for up to 64 lanes.

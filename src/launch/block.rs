@@ -154,8 +154,11 @@ impl Block<'_> {
         PoisonedQuietly::new(root_cause::block_poisoned)
     }
 
-    /// The block's barrier, e.g. to hand to code written against
-    /// [`BlockBarrier`].
+    /// The block's barrier, for its queries ([`threads`](BlockBarrier::threads),
+    /// `Debug`) and [`poison`](BlockBarrier::poison). Its threads sync
+    /// through their seats, so the barrier's own seat-less
+    /// [`sync`](BlockBarrier::sync) and its [`seat`](BlockBarrier::seat)
+    /// panic: sync through the `Block`.
     ///
     /// # Examples
     ///
