@@ -255,4 +255,50 @@ mod tests {
             .collect();
         assert!(at.windows(2).all(|w| w[1] - w[0] >= 64), "{at:?}");
     }
+
+    /// Counts its drops in a shared cell.
+    struct Counted<'a>(&'a std::cell::Cell<usize>);
+
+    impl Drop for Counted<'_> {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() + 1);
+        }
+    }
+
+    /// A zero-sized result that counts its drops.
+    struct Unit;
+
+    static UNIT_DROPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    impl Drop for Unit {
+        fn drop(&mut self) {
+            UNIT_DROPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    // The path of a launch whose spawn failed (which a test can reach on
+    // real threads only): ranks 1 ..= 3 ran, 2 panicked, 0 and 4 never ran.
+    #[test]
+    fn a_discard_drops_each_returned_result_once_and_reads_no_other_cell() {
+        let drops = std::cell::Cell::new(0);
+        let sized = Outcomes::new(5);
+        let unit = Outcomes::new(5);
+        for rank in [1, 3] {
+            // SAFETY: each rank returns once, on this thread, and did not panic.
+            unsafe {
+                sized.returned(rank, Counted(&drops));
+                unit.returned(rank, Unit);
+            }
+        }
+        sized.panicked(2, Box::new("rank 2"));
+        unit.panicked(2, Box::new("rank 2"));
+        // SAFETY: ranks 1 ..= 3 ended, each having returned or panicked;
+        // no other rank ran.
+        unsafe {
+            sized.discard(1..4);
+            unit.discard(1..4);
+        }
+        assert_eq!(drops.get(), 2);
+        assert_eq!(UNIT_DROPS.load(std::sync::atomic::Ordering::Relaxed), 2);
+    }
 }
