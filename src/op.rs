@@ -156,6 +156,8 @@ pub(crate) enum Misuse {
 impl Op<'_> {
     /// (arrivals, dropped participants, change of tx) as they apply to the
     /// running word `s`.
+    // Always inlined, with `apply`: a constant op folds (engine/record.rs, `try_update`).
+    #[inline(always)]
     fn delta(self, s: Snapshot) -> (usize, usize, i64) {
         match self {
             Op::Arrive | Op::ArriveAndWait | Op::ArriveAndWaitAsync => (1, 0, 0),
@@ -204,7 +206,8 @@ impl Op<'_> {
 
     /// The running word `s` with this operation applied, or the misuse that
     /// forbids it. `s` must not be completing (the caller waits that out).
-    #[inline]
+    // Always inlined, with `delta`: a constant op folds (engine/record.rs, `try_update`).
+    #[inline(always)]
     pub(crate) fn apply(self, s: Snapshot) -> Result<Snapshot, Misuse> {
         debug_assert!(!s.is_completing());
         debug_assert!(!matches!(self, Op::AddParticipants(_) | Op::Joining { .. }));

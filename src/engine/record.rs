@@ -54,8 +54,17 @@ impl<F: Completion> Engine<F> {
     /// [`update`](Self::update), handing a misuse back instead. The fast
     /// path is the one RMW that counts the operation (and, with no
     /// completion function, may start the next phase).
+    ///
+    /// Always inlined, as are the fast path's callees (`State::record`,
+    /// `Op::apply`) and [`try_arrive_combined`](Self::try_arrive_combined):
+    /// each caller's `op` is then a constant, and its checks fold into a
+    /// few compares between the word's load and its CAS, a window in which
+    /// another arrival's CAS makes this one fail and retry. Left to the
+    /// inliner, the arrival path stayed out of line and matched the op at
+    /// run time inside that window (benches/RESULTS.md, "The arrival
+    /// inlined").
     #[track_caller]
-    #[inline]
+    #[inline(always)]
     pub(super) fn try_update(&self, op: Op<'_>) -> Result<Arrival, Misuse> {
         // Relaxed: seeds the RMW, which carries the ordering; a stale word fails the CAS (orderings.md).
         let s = self.state.load(Ordering::Relaxed);
@@ -189,8 +198,9 @@ impl<F: Completion> Engine<F> {
     }
 
     /// [`arrive_combined`](Self::arrive_combined), handing a misuse back.
+    /// Always inlined, for the reason [`try_update`](Self::try_update) gives.
     #[track_caller]
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_arrive_combined(&self, op: Op<'_>) -> Result<(ArrivalToken, bool), Misuse> {
         debug_assert!(matches!(op, Op::Arrival { .. }));
         match self.try_update(op) {

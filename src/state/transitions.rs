@@ -73,7 +73,8 @@ impl State {
     /// one RMW stores that, and also starts the next phase
     /// (`has_completion == false`) or the completing state when the
     /// operation completes the phase.
-    #[inline]
+    // Always inlined: the caller's `apply` folds into its constant op (engine/record.rs, `try_update`).
+    #[inline(always)]
     pub(crate) fn record<E>(
         &self,
         mut s: Snapshot,
