@@ -36,7 +36,7 @@ use std::time::Instant;
 /// higher floor made every phase pay it on a partner that could not run
 /// (two participants sharing a CPU, or beside busy foreign processes),
 /// while an idle machine gains nothing from it (benches/RESULTS.md, "The
-/// spin floor, pinned threads, placement").
+/// wait policy").
 pub(crate) const MIN_SPIN_NANOS: u64 = 250;
 
 /// The first yield-off period after a slow yield: a few of the foreign
