@@ -55,20 +55,26 @@ impl<F: Completion> Engine<F> {
     /// path is the one RMW that counts the operation (and, with no
     /// completion function, may start the next phase).
     ///
-    /// Always inlined, as are the fast path's callees (`State::record`,
-    /// `Op::apply`) and [`try_arrive_combined`](Self::try_arrive_combined):
-    /// each caller's `op` is then a constant, and its checks fold into a
-    /// few compares between the word's load and its CAS, a window in which
-    /// another arrival's CAS makes this one fail and retry. Left to the
-    /// inliner, the arrival path stayed out of line and matched the op at
-    /// run time inside that window (benches/RESULTS.md, "The arrival
-    /// inlined").
+    /// Always inlined, as are the fast path's callees (`State::record`, the
+    /// closure it gets, `Op::apply`) and
+    /// [`try_arrive_combined`](Self::try_arrive_combined): each caller's
+    /// `op` is then a constant, and its checks fold into a few compares
+    /// between the word's load and its CAS, a window in which another
+    /// arrival's CAS makes this one fail and retry. Left to the inliner, the
+    /// closure stayed out of line, a call that matched the op at run time
+    /// inside that window on every arrival (benches/RESULTS.md, "The
+    /// arrival inlined").
     #[track_caller]
     #[inline(always)]
     pub(super) fn try_update(&self, op: Op<'_>) -> Result<Arrival, Misuse> {
         // Relaxed: seeds the RMW, which carries the ordering; a stale word fails the CAS (orderings.md).
         let s = self.state.load(Ordering::Relaxed);
-        match self.state.record(s, !F::IS_NONE, |s| op.apply(s)) {
+        match self.state.record(
+            s,
+            !F::IS_NONE,
+            #[inline(always)]
+            |s| op.apply(s),
+        ) {
             Ok(Recorded::Counted(prior)) => Ok(Arrival {
                 phase: prior.phase(),
                 completed: false,

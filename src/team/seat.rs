@@ -302,13 +302,25 @@ impl<F: Completion> Seat<'_, F> {
     }
 
     /// One arrival (plus `tx`): the token and whether it completed the phase.
+    ///
+    /// Always inlined, and so is a flat team's arrival: the RMW is then the
+    /// caller's own code with its op a constant. Out of line it was a call
+    /// with the seat's call passed through memory, which put a team of two
+    /// at twice a `Barrier`'s episode: the seats' RMWs met and retried
+    /// (benches/RESULTS.md, "The arrival inlined").
     #[track_caller]
-    #[inline]
+    #[inline(always)]
     pub(super) fn arrive_as(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
-        let barrier = &self.team.barrier;
         if let (0, Front::Flat) = (tx, &self.team.front) {
             return self.arrive_flat(call);
         }
+        self.arrive_tree(call, tx)
+    }
+
+    /// [`arrive_as`](Self::arrive_as) through the tree, or with `tx`.
+    #[track_caller]
+    fn arrive_tree(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
+        let barrier = &self.team.barrier;
         let phase = self.enter(call);
         if tx > 0 {
             // Before the tree arrival: the phase cannot complete until that
@@ -351,7 +363,7 @@ impl<F: Completion> Seat<'_, F> {
     ///
     /// [`PhaseOf::Exactly`]: crate::op::PhaseOf::Exactly
     #[track_caller]
-    #[inline]
+    #[inline(always)]
     fn arrive_flat(&self, call: SeatCall) -> (ArrivalToken, bool) {
         let barrier = &self.team.barrier;
         let wide = self.last.get().wrapping_add(1);
