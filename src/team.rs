@@ -88,9 +88,9 @@ use tree::Front;
 /// phase touches the word. Pick it when about 4 threads or more share a
 /// barrier and know their rank: the more threads, the larger its lead over
 /// a `Barrier`, oversubscribed too (the package's benches/RESULTS.md has the
-/// measurements). For two threads use a `Barrier`: the seat's bookkeeping
-/// costs more than a one-word barrier's arrival, and a `Barrier` needs no
-/// seats and is 8 bytes (a team's memory is in the package's
+/// measurements). Two threads gain nothing from it: a team of two is a
+/// flat word like a `Barrier`, and as fast, but a `Barrier` needs no seats
+/// and is 8 bytes (a team's memory is in the package's
 /// docs/design/team-tree.md: a few cache lines per 4 seats).
 ///
 /// # Joining and leaving
