@@ -153,6 +153,20 @@ pub(crate) enum Misuse {
     Again(Snapshot, Who),
 }
 
+impl<'a> Op<'a> {
+    /// What the messages call an [`Op::Arrival`] (its `Display`): its
+    /// `name`. A caller that may panic after the RMW keeps this, two words,
+    /// rather than the op: an op kept for the panic stays in memory, copied
+    /// field by field on the stack just before the word's load.
+    #[inline(always)]
+    pub(crate) fn arrival_name(self) -> &'a dyn fmt::Display {
+        match self {
+            Op::Arrival { name, .. } => name,
+            _ => unreachable!("only an arrival has a name of its own"),
+        }
+    }
+}
+
 impl Op<'_> {
     /// (arrivals, dropped participants, change of tx) as they apply to the
     /// running word `s`.

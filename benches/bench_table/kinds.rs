@@ -97,6 +97,11 @@ pub(crate) const KINDS: &[Entry] = &[
         Pool::team_with_capacity(n, 64)
     }),
     Entry::ours("block", "launch+Block", Pool::launched),
+    Entry::ours(
+        "block-seatless",
+        "BlockBarrier (seat-less)",
+        Pool::block_seatless,
+    ),
     Entry::peer("std", "std", Pool::new::<Std>),
     Entry::peer("hurdles", "hurdles", Pool::new::<Hurdles>),
     Entry::spin_peer("sense", "sense spin", Pool::new::<SenseSpin>),

@@ -309,6 +309,21 @@ impl Pool {
         Pool::seated(syncthreads::Team::with_capacity(n, capacity.max(n)))
     }
 
+    /// A `syncthreads::BlockBarrier::new(n)` synced seat-less: each thread
+    /// calls `BlockBarrier::sync` on the shared barrier.
+    pub fn block_seatless(n: usize) -> Pool {
+        let block = Arc::new(syncthreads::BlockBarrier::new(n));
+        Pool::custom(n, |runners| {
+            runners
+                .into_iter()
+                .map(|r| {
+                    let block = block.clone();
+                    std::thread::spawn(move || r.serve(|| block.sync()))
+                })
+                .collect()
+        })
+    }
+
     /// `syncthreads::launch(n, ..)`, each thread of the block syncing with
     /// `Block::sync` (`__syncthreads()`).
     pub fn launched(n: usize) -> Pool {

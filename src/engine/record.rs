@@ -197,9 +197,11 @@ impl<F: Completion> Engine<F> {
     #[track_caller]
     #[inline]
     pub(crate) fn arrive_combined(&self, op: Op<'_>) -> (ArrivalToken, bool) {
+        // The name, not the op, for the panic (`Op::arrival_name`).
+        let name = op.arrival_name();
         match self.try_arrive_combined(op) {
             Ok(arrived) => arrived,
-            Err(misuse) => misuse.panic(op),
+            Err(misuse) => misuse.panic(name),
         }
     }
 
@@ -232,7 +234,11 @@ impl<F: Completion> Engine<F> {
             quiet: false,
             name: &name,
         };
-        let arrival = self.update(op);
+        // The name, not the op, for the panic (`Op::arrival_name`).
+        let arrival = match self.try_update(op) {
+            Ok(arrival) => arrival,
+            Err(misuse) => misuse.panic(name),
+        };
         if !arrival.completed {
             self.wait_for(name, Target::Arrival(arrival.phase), None);
         }
