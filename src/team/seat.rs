@@ -305,8 +305,8 @@ impl<F: Completion> Seat<'_, F> {
     ///
     /// Always inlined, and so is a flat team's arrival: the RMW is then the
     /// caller's own code with its op a constant. Out of line it was a call
-    /// with the seat's call passed through memory, which put a team of two
-    /// at twice a `Barrier`'s episode: the seats' RMWs met and retried
+    /// with the seat's call passed through memory, and a team of two lost to
+    /// a `Barrier` of two: its seats' RMWs met and retried far more often
     /// (benches/RESULTS.md, "The arrival inlined").
     #[track_caller]
     #[inline(always)]
