@@ -7,6 +7,10 @@
 #   device/bench_table_diagnostics   the same plus --features diagnostics, for
 #                        `bench_table --versus device/bench_table_diagnostics`
 #   device/anchors       ../shared/anchors/anchors.cpp, the C++ peers
+#   device/launch        the bench target benches/launch.rs (a launch's round trip
+#                        beside rayon, std::thread::scope and libgomp's region)
+#   device/omp_parallel  ../shared/anchors/omp_parallel.cpp, libgomp's parallel
+#                        region, for `device/launch --omp device/omp_parallel`
 #   device/BUILT_FROM    the commit, the features and the build date
 #
 #   bash benches/device-build.sh                 # as the device run wants it
@@ -52,6 +56,14 @@ cp "$table" device/bench_table_diagnostics
 RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
     --target "$target" --example heat
 cp "target/$target/release/examples/heat" device/heat
+launch=$(RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
+    --target "$target" --bench launch "${features[@]}" --message-format=json |
+    grep -o '"executable":"[^"]*/launch-[^"]*"' | tail -n 1 | cut -d'"' -f4)
+if [ -z "$launch" ]; then
+    echo "device-build: cargo named no launch executable" >&2
+    exit 1
+fi
+cp "$launch" device/launch
 
 anchors=../shared/anchors/anchors.cpp
 # The linker's warnings about dlopen in static binaries are harmless.
@@ -61,7 +73,13 @@ nice g++ -O2 -std=c++20 -pthread -fopenmp -static "$anchors" -o device/anchors 2
         exit 1
     }
 
-for b in device/bench_table device/bench_table_diagnostics device/heat device/anchors; do
+nice g++ -O2 -fopenmp -static ../shared/anchors/omp_parallel.cpp -o device/omp_parallel 2>device/omp-build.log ||
+    {
+        cat device/omp-build.log >&2
+        exit 1
+    }
+
+for b in device/bench_table device/bench_table_diagnostics device/heat device/anchors device/launch device/omp_parallel; do
     # ldd says "not a dynamic executable" (static) or "statically linked" (static-pie).
     if ! { ldd "$b" 2>&1 || true; } | grep -Eq 'not a dynamic executable|statically linked'; then
         echo "device-build: $b is dynamically linked" >&2
@@ -76,4 +94,4 @@ done
     echo "built $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n), $((SECONDS - start)) s"
 } >device/BUILT_FROM
 cat device/BUILT_FROM
-ls -l device/bench_table device/anchors
+ls -l device/bench_table device/anchors device/launch device/omp_parallel
