@@ -36,34 +36,26 @@ esac
 target=x86_64-unknown-linux-gnu
 mkdir -p device
 start=$SECONDS
-# A bench target's binary carries a hash in its name: ask cargo for its path.
-table=$(RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
-    --target "$target" --bench bench_table "${features[@]}" --message-format=json |
-    grep -o '"executable":"[^"]*bench_table[^"]*"' | tail -n 1 | cut -d'"' -f4)
-if [ -z "$table" ]; then
-    echo "device-build: cargo named no bench_table executable" >&2
-    exit 1
-fi
-cp "$table" device/bench_table
-table=$(RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
-    --target "$target" --bench bench_table "${features[@]}" --features diagnostics --message-format=json |
-    grep -o '"executable":"[^"]*bench_table[^"]*"' | tail -n 1 | cut -d'"' -f4)
-if [ -z "$table" ]; then
-    echo "device-build: cargo named no bench_table executable (diagnostics)" >&2
-    exit 1
-fi
-cp "$table" device/bench_table_diagnostics
+# Builds bench target $1 static (further arguments go to cargo) and copies it
+# to $2. Its binary carries a hash in its name: cargo names its path.
+bench() {
+    local name=$1 to=$2 exe
+    shift 2
+    exe=$(RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
+        --target "$target" --bench "$name" "$@" --message-format=json |
+        grep -o "\"executable\":\"[^\"]*/$name-[^\"]*\"" | tail -n 1 | cut -d'"' -f4)
+    if [ -z "$exe" ]; then
+        echo "device-build: cargo named no $name executable for $to" >&2
+        exit 1
+    fi
+    cp "$exe" "$to"
+}
+bench bench_table device/bench_table "${features[@]}"
+bench bench_table device/bench_table_diagnostics "${features[@]}" --features diagnostics
+bench launch device/launch "${features[@]}"
 RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
     --target "$target" --example heat
 cp "target/$target/release/examples/heat" device/heat
-launch=$(RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
-    --target "$target" --bench launch "${features[@]}" --message-format=json |
-    grep -o '"executable":"[^"]*/launch-[^"]*"' | tail -n 1 | cut -d'"' -f4)
-if [ -z "$launch" ]; then
-    echo "device-build: cargo named no launch executable" >&2
-    exit 1
-fi
-cp "$launch" device/launch
 
 anchors=../shared/anchors/anchors.cpp
 # The linker's warnings about dlopen in static binaries are harmless.
