@@ -332,6 +332,12 @@ impl BlockBarrier {
         })
     }
 
+    /// The wait of a split arrival ([`BlockSeat::arrive_split`]).
+    #[track_caller]
+    pub(crate) fn wait_split(&self, token: crate::token::ArrivalToken) {
+        self.team.wait(token);
+    }
+
     /// A seat-less sync: panics (changing nothing) if seats were taken.
     #[track_caller]
     #[inline]

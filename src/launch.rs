@@ -17,6 +17,7 @@
 
 use crate::block::BlockBarrier;
 use crate::op;
+use grid::{GridBarrier, Wide};
 use pool::{Config, Pool};
 use root_cause::Outcomes;
 use std::fmt;
@@ -24,10 +25,12 @@ use std::panic::{self, AssertUnwindSafe};
 use std::time::Duration;
 
 mod block;
+mod grid;
 mod pool;
 mod root_cause;
 
 pub use block::Block;
+pub use grid::{Grid, GridToken};
 
 /// Runs `kernel` on `threads` threads forming one block, and returns their
 /// results in rank order: a CUDA kernel launch of one block, on CPU threads.
@@ -111,6 +114,84 @@ where
     run_on(pool::default_pool(), threads, &kernel)
 }
 
+/// Runs `kernel` on a grid of `blocks` blocks of `threads` threads each,
+/// and returns their results in grid rank order (block by block): CUDA's
+/// cooperative launch (`cudaLaunchCooperativeKernel`), on CPU threads.
+///
+/// Each thread gets a [`Block`] of its own block, with the block's
+/// [`block_rank`](Block::block_rank) and the [`grid`](Block::grid), whose
+/// [`Grid::sync`] waits for every thread of every block. The calling
+/// thread runs thread 0 of block 0; the others run on the pool of
+/// [`launch`] (the [`Launcher`]'s for [`Launcher::launch_grid`]), every
+/// one at once: a grid is cooperative by construction, so `grid.sync()`
+/// never waits on scheduling. `launch(n, kernel)` is
+/// `launch_grid(1, n, kernel)`. Launches of grids may run at once from
+/// several threads, and a kernel may launch a grid, as with [`launch`].
+///
+/// # Panics
+///
+/// If `blocks` or `threads` is 0, and, before any thread starts, if the
+/// grid has more than `Barrier::MAX` threads in all (CUDA's
+/// `cudaErrorCooperativeLaunchTooLarge`): a grid too large to run at once
+/// is refused, never left to hang.
+///
+/// A panic in any thread poisons every block's barrier and the grid's, so
+/// no thread hangs in a `block.sync()` or a `grid.sync()`; once every
+/// thread has ended, `launch_grid` re-raises the root cause, as [`launch`]
+/// does, once for the whole grid.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// // Two steps of a grid-wide computation: every block adds its threads'
+/// // ranks, the grid syncs, and every thread reads the grid's total.
+/// let total = AtomicU64::new(0);
+/// let seen = syncthreads::launch_grid(4, 8, |block| {
+///     let grid = block.grid();
+///     total.fetch_add(grid.thread_rank() as u64, Ordering::Relaxed);
+///     grid.sync();
+///     let sum = total.load(Ordering::Relaxed);
+///     grid.sync(); // nobody adds again before everyone has read
+///     (block.block_rank(), sum)
+/// });
+/// assert_eq!(seen.len(), 32);
+/// assert!(seen.iter().all(|&(_, sum)| sum == 496));
+/// assert_eq!(seen[8].0, 1); // thread 0 of block 1
+/// ```
+#[track_caller]
+pub fn launch_grid<R, F>(blocks: usize, threads: usize, kernel: F) -> Vec<R>
+where
+    F: Fn(&Block<'_>) -> R + Sync,
+    R: Send,
+{
+    let call = format_args!("launch_grid({blocks}, {threads}, _)");
+    check_grid(&call, blocks, threads, None);
+    run_grid_on(pool::default_pool(), blocks, threads, &kernel)
+}
+
+/// Checks a grid's shape: `blocks` and `threads` each in `1 ..=
+/// Barrier::MAX`, and their product at most `Barrier::MAX` and at most
+/// `limit` (a launcher's [`max_threads`](Launcher::max_threads)).
+#[track_caller]
+fn check_grid(call: &fmt::Arguments<'_>, blocks: usize, threads: usize, limit: Option<usize>) {
+    op::participants(format_args!("{call}"), "the block count", blocks);
+    op::participants(format_args!("{call}"), "the thread count", threads);
+    let max = crate::state::MAX as usize;
+    let (limit, why) = match limit {
+        Some(limit) if limit < max => (limit, "this Launcher's max_threads"),
+        _ => (max, "Barrier::MAX"),
+    };
+    // Each factor is at most `Barrier::MAX`: a 64-bit product is exact.
+    let total = blocks.saturating_mul(threads);
+    if total > limit {
+        panic!(
+            "syncthreads: {call}: a grid of {blocks} blocks of {threads} threads is {total} threads, over the limit of {limit} ({why}): a cooperative grid runs all its threads at once, so it is refused before any starts"
+        );
+    }
+}
+
 /// Configures the threads that run [`launch`]es, as [`std::thread::Builder`]
 /// configures one thread: their stack size and names, and how long they
 /// stay idle before they leave. A `Launcher` owns a private pool; the free
@@ -171,6 +252,8 @@ where
 /// ```
 pub struct Launcher {
     pool: Pool,
+    /// The most threads one launch (a block, or a whole grid) may have.
+    max_threads: usize,
 }
 
 impl Launcher {
@@ -207,6 +290,7 @@ impl Launcher {
     pub fn new() -> Launcher {
         Launcher {
             pool: Pool::new(Config::default()),
+            max_threads: crate::state::MAX as usize,
         }
     }
 
@@ -293,12 +377,71 @@ impl Launcher {
         F: Fn(&Block<'_>) -> R + Sync,
         R: Send,
     {
+        let call = format_args!("Launcher::launch({threads}, _)");
+        check_grid(&call, 1, threads, Some(self.max_threads));
+        run_on(&self.pool, threads, &kernel)
+    }
+
+    /// The most threads one launch on this launcher may run, a block of
+    /// [`launch`](Launcher::launch) or a whole grid of
+    /// [`launch_grid`](Launcher::launch_grid) (by default `Barrier::MAX`,
+    /// the most a barrier can count). Every thread of a launch runs at
+    /// once, each on a thread of its own, so this bounds the threads the
+    /// pool holds for it; a larger launch panics before any thread starts,
+    /// as CUDA refuses a cooperative launch too large for the device.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= threads <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let launcher = syncthreads::Launcher::new().max_threads(8);
+    /// assert_eq!(launcher.launch_grid(2, 4, |block| block.grid().size()), [8; 8]);
+    /// let too_large = std::panic::catch_unwind(|| launcher.launch_grid(3, 4, |_| ()));
+    /// assert!(too_large.is_err()); // 12 threads: refused, none started
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn max_threads(mut self, threads: usize) -> Launcher {
         op::participants(
-            format_args!("Launcher::launch({threads}, _)"),
-            "the thread count",
+            format_args!("Launcher::max_threads({threads})"),
+            "the thread limit",
             threads,
         );
-        run_on(&self.pool, threads, &kernel)
+        self.max_threads = threads;
+        self
+    }
+
+    /// Runs `kernel` on a grid of `blocks` blocks of `threads` threads,
+    /// the caller as thread 0 of block 0 and this launcher's pool threads
+    /// as the others: [`launch_grid`], on this launcher's pool.
+    ///
+    /// # Panics
+    ///
+    /// As [`launch_grid`], and if the grid has more threads than
+    /// [`max_threads`](Launcher::max_threads).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let launcher = syncthreads::Launcher::new();
+    /// let ranks = launcher.launch_grid(2, 3, |block| {
+    ///     block.grid().sync();
+    ///     (block.block_rank(), block.thread_rank())
+    /// });
+    /// assert_eq!(ranks, [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]);
+    /// ```
+    #[track_caller]
+    pub fn launch_grid<R, F>(&self, blocks: usize, threads: usize, kernel: F) -> Vec<R>
+    where
+        F: Fn(&Block<'_>) -> R + Sync,
+        R: Send,
+    {
+        let call = format_args!("Launcher::launch_grid({blocks}, {threads}, _)");
+        check_grid(&call, blocks, threads, Some(self.max_threads));
+        run_grid_on(&self.pool, blocks, threads, &kernel)
     }
 
     /// How many threads this launcher's pool holds now, busy or idle (not
@@ -332,6 +475,7 @@ impl fmt::Debug for Launcher {
             .field("stack_size", &config.stack_size)
             .field("name_prefix", &config.name_prefix)
             .field("keep_alive", &config.keep_alive)
+            .field("max_threads", &self.max_threads)
             .field("live_threads", &self.live_threads())
             .finish()
     }
@@ -408,36 +552,145 @@ where
 {
     // SAFETY: the caller's promise.
     let job = unsafe { &*job.cast::<Job<'_, F, R>>() };
+    // The seat lives past the catch (`run`).
+    let block = Block {
+        grid: Grid {
+            rank,
+            seat: job.barrier.seated_seat(rank),
+            wide: None,
+        },
+    };
     // SAFETY: as above: rank `rank` runs nowhere else.
-    unsafe { run(&job.barrier, rank, job.kernel, &job.outcomes) };
+    unsafe {
+        run(block, rank, job.kernel, &job.outcomes, || {
+            job.barrier.poison()
+        })
+    };
 }
 
-/// One thread of the block: takes its seat, runs the kernel, and records
-/// its result, or on a panic poisons the barrier and records the payload.
+/// One launch of a grid of more than one block: what every rank shares,
+/// in the launching thread's frame.
+struct GridJob<'k, F, R> {
+    kernel: &'k F,
+    /// One barrier per block.
+    blocks: Box<[BlockBarrier]>,
+    grid: GridBarrier,
+    /// Each grid rank's result or panic.
+    outcomes: Outcomes<R>,
+}
+
+impl<F, R> GridJob<'_, F, R> {
+    /// Poisons the grid's barrier and every block's: after a panic in any
+    /// block, nobody hangs in a `grid.sync()` or in any `block.sync()`.
+    fn poison(&self) {
+        self.grid.team.poison();
+        for block in &*self.blocks {
+            block.poison();
+        }
+    }
+}
+
+/// Runs a grid on `pool` and returns the results in grid rank order or
+/// resumes the root cause. The shape is checked; a grid of one block is a
+/// plain launch.
+#[track_caller]
+fn run_grid_on<R, F>(pool: &Pool, blocks: usize, threads: usize, kernel: &F) -> Vec<R>
+where
+    F: Fn(&Block<'_>) -> R + Sync,
+    R: Send,
+{
+    if blocks == 1 {
+        return run_on(pool, threads, kernel);
+    }
+    let size = blocks * threads;
+    let job = GridJob {
+        kernel,
+        blocks: (0..blocks).map(|_| BlockBarrier::seated(threads)).collect(),
+        grid: GridBarrier::new(blocks, threads),
+        outcomes: Outcomes::new(size),
+    };
+    // SAFETY: as `run_on`'s: `job` outlives `Pool::run`, `F: Sync`,
+    // `R: Send`, the rest of the job is `Sync` (barriers, and one result
+    // cell per grid rank written by that rank only, read here after
+    // `Pool::run` returned), and `run_grid_rank` never unwinds.
+    let ran = unsafe {
+        pool.run(
+            size,
+            std::ptr::from_ref(&job).cast(),
+            run_grid_rank::<F, R>,
+            &|| job.poison(),
+        )
+    };
+    if let Err(failed) = ran {
+        // SAFETY: ranks `1 .. failed.rank` ran and ended, the rest did not run.
+        unsafe { job.outcomes.discard(1..failed.rank) };
+        panic!(
+            "syncthreads: launch_grid({blocks}, {threads}, _): could not spawn thread {}: {}",
+            failed.rank, failed.error
+        );
+    }
+    // SAFETY: every rank ran and ended, each recording its outcome (`run`).
+    unsafe { job.outcomes.results_or_resume() }
+}
+
+/// Grid rank `rank` of the grid job at `job`: thread `rank % threads` of
+/// block `rank / threads`.
+///
+/// # Safety
+///
+/// `job` points to a live `GridJob<'_, F, R>` whose rank `rank` runs
+/// nowhere else, and outlives this call.
+unsafe fn run_grid_rank<F, R>(job: *const (), rank: usize)
+where
+    F: Fn(&Block<'_>) -> R + Sync,
+    R: Send,
+{
+    // SAFETY: the caller's promise.
+    let job = unsafe { &*job.cast::<GridJob<'_, F, R>>() };
+    let threads = job.grid.threads;
+    let block_rank = rank / threads;
+    // The seats live past the catch (`run`).
+    let block = Block {
+        grid: Grid {
+            rank: rank % threads,
+            seat: job.blocks[block_rank].seated_seat(rank % threads),
+            wide: Some(Wide {
+                seat: job.grid.seat(rank),
+                barrier: &job.grid,
+                block_rank,
+            }),
+        },
+    };
+    // SAFETY: as above: rank `rank` runs nowhere else.
+    unsafe { run(block, rank, job.kernel, &job.outcomes, || job.poison()) };
+}
+
+/// One thread of the grid, rank `rank` of the launch: runs the kernel and
+/// records its result, or on a panic records the payload and poisons
+/// (`poison`) what its peers may wait on. Then drops `block`: its seats
+/// leave their barriers if the kernel returned, and change nothing on a
+/// poisoned one.
 ///
 /// # Safety
 ///
 /// Rank `rank` runs nowhere else.
 unsafe fn run<R>(
-    barrier: &BlockBarrier,
+    block: Block<'_>,
     rank: usize,
     kernel: &impl Fn(&Block<'_>) -> R,
     outcomes: &Outcomes<R>,
+    poison: impl FnOnce(),
 ) {
-    // The seat lives past the catch: a panicking kernel's seat is dropped
-    // after the barrier is poisoned, so it does not leave the block as if
+    // The seats live past the catch: a panicking kernel's seats are
+    // dropped after the barriers are poisoned, so they do not leave as if
     // the kernel had returned.
-    let block = Block {
-        rank,
-        seat: barrier.seated_seat(rank),
-    };
     match panic::catch_unwind(AssertUnwindSafe(|| kernel(&block))) {
         // SAFETY: this thread runs rank `rank` (the caller's promise), and
         // its kernel returned.
         Ok(r) => unsafe { outcomes.returned(rank, r) },
         Err(payload) => {
             outcomes.panicked(rank, payload);
-            barrier.poison();
+            poison();
         }
     }
 }

@@ -200,7 +200,7 @@ pub use barrier::Barrier;
 pub use block::{BlockBarrier, BlockSeat};
 pub use completion::Completion;
 pub use engine::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
-pub use launch::{launch, Block, Launcher};
+pub use launch::{launch, launch_grid, Block, Grid, GridToken, Launcher};
 #[cfg(loom)]
 #[doc(hidden)]
 pub use sync::take_model_events;

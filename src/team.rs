@@ -409,7 +409,7 @@ impl<F: Completion> Team<F> {
         let in_tree = match &self.front {
             Front::Flat => false,
             Front::Tree(tree) => {
-                tree.attach(rank as u32 / self.fan_in, joined);
+                tree.attach(tree.leaf(rank as u32, self.fan_in), joined);
                 true
             }
         };

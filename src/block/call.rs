@@ -77,6 +77,8 @@ impl SyncCall {
             (SyncOn::Block, SyncCall::Count(_)) => "Block::sync_count(_)",
             (SyncOn::Block, SyncCall::And(_)) => "Block::sync_and(_)",
             (SyncOn::Block, SyncCall::Or(_)) => "Block::sync_or(_)",
+            // A grid syncs only plainly.
+            (SyncOn::Grid, _) => "Grid::sync()",
         }
     }
 }
@@ -87,6 +89,8 @@ pub(crate) enum SyncOn {
     BlockBarrier,
     BlockSeat,
     Block,
+    /// A one-block grid, whose barrier is its block's.
+    Grid,
 }
 
 /// A phase's counter as every caller of the phase reads it (module docs,

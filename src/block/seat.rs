@@ -94,6 +94,24 @@ impl<'a> BlockSeat<'a> {
         )
     }
 
+    /// One arrival of this seat without its wait (a one-block grid's
+    /// split arrive, whose panics name `name`): a plain sync's arrival.
+    /// The wait comes later, by [`BlockBarrier::wait_split`]. If it
+    /// completed the phase it clears what the phase's leader clears (step 5
+    /// of `block.rs`'s module docs): as for a leader, every read of that
+    /// counter came before an arrival of this phase, and every add to it
+    /// comes after this seat's next arrival.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn arrive_split(&self, name: &'static str) -> crate::token::ArrivalToken {
+        let k = self.seat.next_phase();
+        let (token, completed) = self.seat.arrive_named(name);
+        if completed {
+            self.block.clear_two_ahead(k);
+        }
+        token
+    }
+
     /// `__syncthreads()` through this seat; see [`BlockBarrier::sync`].
     ///
     /// # Panics

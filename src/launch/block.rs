@@ -1,6 +1,7 @@
 //! [`Block`]: one thread's handle on its block, the syncs a kernel makes
 //! and what it asks of the block.
 
+use super::grid::Grid;
 use super::root_cause;
 use crate::block::{BlockBarrier, BlockSeat, SyncCall, SyncOn};
 use crate::op::PoisonedQuietly;
@@ -20,12 +21,18 @@ use std::fmt;
 /// assert_eq!(ranks, [0, 1, 2, 3]);
 /// ```
 pub struct Block<'a> {
-    pub(super) rank: usize,
-    /// This thread's seat: its syncs go through the block's combining tree.
-    pub(super) seat: BlockSeat<'a>,
+    /// This thread's rank and seat in the block (its syncs go through the
+    /// block's combining tree), and its part of the grid.
+    pub(super) grid: Grid<'a>,
 }
 
-impl Block<'_> {
+impl<'a> Block<'a> {
+    /// This thread's seat in the block.
+    #[inline]
+    fn seat(&self) -> &BlockSeat<'a> {
+        &self.grid.seat
+    }
+
     /// This thread's rank in the block, `0 .. size()`: `thread_rank()`
     /// (`threadIdx.x` for a one-dimensional block).
     ///
@@ -37,7 +44,7 @@ impl Block<'_> {
     /// ```
     #[must_use]
     pub fn thread_rank(&self) -> usize {
-        self.rank
+        self.grid.rank
     }
 
     /// The number of threads in the block: `size()` (`blockDim.x`).
@@ -49,7 +56,52 @@ impl Block<'_> {
     /// ```
     #[must_use]
     pub fn size(&self) -> usize {
-        self.seat.block().threads()
+        self.seat().block().threads()
+    }
+
+    /// The rank of this thread's block in its grid, `0 .. num_blocks()`
+    /// (`blockIdx.x`); 0 in a plain [`launch`](super::launch()).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let blocks = syncthreads::launch_grid(2, 2, |block| block.block_rank());
+    /// assert_eq!(blocks, [0, 0, 1, 1]);
+    /// ```
+    #[must_use]
+    pub fn block_rank(&self) -> usize {
+        self.grid.block_rank()
+    }
+
+    /// The number of blocks in the grid (`gridDim.x`); 1 in a plain
+    /// [`launch`](super::launch()).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(syncthreads::launch_grid(3, 1, |block| block.num_blocks()), [3; 3]);
+    /// assert_eq!(syncthreads::launch(2, |block| block.num_blocks()), [1; 2]);
+    /// ```
+    #[must_use]
+    pub fn num_blocks(&self) -> usize {
+        self.grid.num_blocks()
+    }
+
+    /// The grid this block belongs to: `this_grid()`, for
+    /// [`Grid::sync`] and the grid's ranks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let ranks = syncthreads::launch_grid(2, 2, |block| {
+    ///     block.grid().sync();
+    ///     block.grid().thread_rank()
+    /// });
+    /// assert_eq!(ranks, [0, 1, 2, 3]);
+    /// ```
+    #[must_use]
+    pub fn grid(&self) -> &Grid<'a> {
+        &self.grid
     }
 
     /// Waits for every thread of the block: `__syncthreads()`,
@@ -81,7 +133,7 @@ impl Block<'_> {
     #[inline]
     pub fn sync(&self) {
         let _quiet = self.leave_quietly();
-        self.seat.sync_as(SyncCall::Sync, SyncOn::Block);
+        self.seat().sync_as(SyncCall::Sync, SyncOn::Block);
     }
 
     /// `__syncthreads_count(pred)`; see [`BlockBarrier::sync_count`].
@@ -101,7 +153,7 @@ impl Block<'_> {
     #[must_use = "use `sync()` if the count is not needed"]
     pub fn sync_count(&self, pred: bool) -> usize {
         let _quiet = self.leave_quietly();
-        self.seat
+        self.seat()
             .sync_as(SyncCall::Count(pred), SyncOn::Block)
             .count()
     }
@@ -123,7 +175,9 @@ impl Block<'_> {
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_and(&self, pred: bool) -> bool {
         let _quiet = self.leave_quietly();
-        self.seat.sync_as(SyncCall::And(pred), SyncOn::Block).all()
+        self.seat()
+            .sync_as(SyncCall::And(pred), SyncOn::Block)
+            .all()
     }
 
     /// `__syncthreads_or(pred)`; see [`BlockBarrier::sync_or`].
@@ -143,7 +197,7 @@ impl Block<'_> {
     #[must_use = "use `sync()` if the answer is not needed"]
     pub fn sync_or(&self, pred: bool) -> bool {
         let _quiet = self.leave_quietly();
-        self.seat.sync_as(SyncCall::Or(pred), SyncOn::Block).any()
+        self.seat().sync_as(SyncCall::Or(pred), SyncOn::Block).any()
     }
 
     /// While the guard lives, a sync that finds the block poisoned leaves
@@ -168,7 +222,7 @@ impl Block<'_> {
     /// ```
     #[must_use]
     pub fn barrier(&self) -> &BlockBarrier {
-        self.seat.block()
+        self.seat().block()
     }
 }
 
@@ -178,8 +232,8 @@ impl fmt::Debug for Block<'_> {
     /// Never blocks.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Block");
-        d.field("thread_rank", &self.rank);
-        self.seat.block().debug_progress(&mut d);
+        d.field("thread_rank", &self.grid.rank);
+        self.seat().block().debug_progress(&mut d);
         d.field("size", &self.size()).finish()
     }
 }

@@ -154,6 +154,20 @@ impl<F: FnMut() + Send> Team<F> {
     }
 }
 
+impl Team {
+    /// The team of a grid of `blocks` blocks of `threads` seats each, in
+    /// the default fan-in: each block's seats combine in a subtree of their
+    /// own before one arrival per block meets the other blocks'
+    /// (`Front::grid`). Seat `r` is thread `r % threads` of block
+    /// `r / threads`. The caller has checked `1 <= blocks * threads <=
+    /// Barrier::MAX`.
+    pub(crate) fn grid(blocks: usize, threads: usize) -> Team {
+        let seats = blocks * threads;
+        let front = Front::grid(blocks, threads, FAN_IN, FLAT);
+        Team::build(Engine::new(seats), front, seats, seats, FAN_IN)
+    }
+}
+
 #[track_caller]
 fn check_capacity(call: &dyn fmt::Display, seats: usize, capacity: usize) {
     crate::op::participants(format_args!("{call}"), "the seat count", seats);
@@ -176,27 +190,25 @@ impl<F> Team<F> {
         barrier: impl FnOnce() -> Engine<F>,
     ) -> Team<F> {
         check_capacity(call, seats, capacity);
-        Team::build(call, barrier(), seats, capacity, fan_in, flat)
-    }
-
-    /// The team of a checked constructor; `call` names it for the
-    /// fan-in's panic.
-    #[track_caller]
-    fn build(
-        call: &dyn fmt::Display,
-        barrier: Engine<F>,
-        seats: usize,
-        capacity: usize,
-        fan_in: usize,
-        flat: usize,
-    ) -> Team<F> {
         assert!(
             (2..=MAX_FAN_IN).contains(&fan_in),
             "syncthreads: {call}: the fan-in must be in 2 ..= {MAX_FAN_IN}"
         );
+        let front = Front::new(seats, capacity, fan_in, flat);
+        Team::build(barrier(), front, seats, capacity, fan_in)
+    }
+
+    /// The team of checked arguments, with its front.
+    fn build(
+        barrier: Engine<F>,
+        front: Front,
+        seats: usize,
+        capacity: usize,
+        fan_in: usize,
+    ) -> Team<F> {
         let team = Team {
             barrier: CachePadded::new(barrier),
-            front: Front::new(seats, capacity, fan_in, flat),
+            front,
             ranks: Lines::new((0..capacity).map(|_| AtomicU64::new(0)), AtomicU64::new(0)),
             joins: Mutex::new(()),
             seats: seats as u32,

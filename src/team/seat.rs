@@ -176,6 +176,17 @@ impl<F: Completion> Seat<'_, F> {
         self.arrive_and_wait_named(SeatCall::Named(name), name)
     }
 
+    /// An arrival for a handle built on the seat (a grid's split
+    /// arrive), whose panics name `name`, the call the user made; whether
+    /// it completed the phase.
+    #[track_caller]
+    #[inline]
+    pub(crate) fn arrive_named(&self, name: &'static str) -> (ArrivalToken, bool) {
+        let (mut token, completed) = self.arrive_as(SeatCall::Named(name), 0);
+        token.rank = TokenRank::of(self.rank as usize);
+        (token, completed)
+    }
+
     /// One arrival as `call` and the wait for its phase, whose panics name
     /// `wait_name` (the call the user made).
     #[track_caller]
@@ -408,7 +419,7 @@ impl<F: Completion> Seat<'_, F> {
                     .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet))
             }
         };
-        let leaf = self.rank / team.fan_in;
+        let leaf = tree.leaf(self.rank, team.fan_in);
         match tree.climb(leaf, round, c) {
             None => (team.barrier.token_for(round), false),
             Some(sums) => team.arrive_root(round, sums, call, quiet),

@@ -221,6 +221,63 @@ fn node_count(capacity: usize, fan_in: usize) -> usize {
     }
 }
 
+/// The tree of a grid of `blocks` blocks of `threads` ranks each (rank
+/// `r` in block `r / threads`), every rank taking part: each block's ranks
+/// combine in a subtree of their own ([`build`]'s tree of `threads` ranks),
+/// whose root is a member of a tree over the blocks (the same tree of
+/// `blocks` members), so that a block's arrivals meet each other before
+/// they meet another block's, and one arrival per block climbs further. A
+/// block of one rank has no subtree: its rank is a member of the tree over
+/// the blocks. Block `b`'s subtree is nodes `b * per_block ..`; the tree over
+/// the blocks follows, its root last (none for one block, whose subtree's
+/// root is the root).
+fn build_grid(blocks: usize, threads: usize, fan_in: usize) -> (Vec<Node>, Groups) {
+    let per_block = if threads > 1 {
+        node_count(threads, fan_in)
+    } else {
+        0
+    };
+    let above = blocks * per_block;
+    let offset = |node: Node, by: usize, root_parent: u32| Node {
+        parent: if node.parent == NO_PARENT {
+            root_parent
+        } else {
+            node.parent + by as u32
+        },
+        ..node
+    };
+    let mut nodes = Vec::with_capacity(above + node_count(blocks, fan_in));
+    if per_block > 0 {
+        for b in 0..blocks {
+            let root_parent = if blocks > 1 {
+                (above + b / fan_in) as u32
+            } else {
+                NO_PARENT
+            };
+            let subtree = build(threads, threads, fan_in);
+            nodes.extend(subtree.map(|n| offset(n, b * per_block, root_parent)));
+        }
+    }
+    if blocks > 1 || per_block == 0 {
+        nodes.extend(build(blocks, blocks, fan_in).map(|n| offset(n, above, NO_PARENT)));
+    }
+    let groups = Groups {
+        threads: threads as u32,
+        per_block: per_block as u32,
+    };
+    (nodes, groups)
+}
+
+/// Which leaf a rank belongs to: `rank / fan_in` in a plain tree; in a
+/// grid's ([`build_grid`]), the leaf of its block's subtree.
+#[derive(Clone, Copy)]
+struct Groups {
+    /// Ranks per block; 0 for a plain tree.
+    threads: u32,
+    /// Nodes per block's subtree (0 for blocks of one rank).
+    per_block: u32,
+}
+
 /// What a seat's arrival passes through before it reaches the word.
 pub(super) enum Front {
     /// Nothing: each seat's arrival is one RMW of the word.
@@ -234,10 +291,25 @@ impl Front {
     /// ranks: a tree of `fan_in` members per node above `flat` ranks.
     pub(super) fn new(seats: usize, capacity: usize, fan_in: usize, flat: usize) -> Front {
         if capacity > flat {
-            Front::Tree(Tree(Lines::new(
-                build(seats, capacity, fan_in),
-                Node::new(0),
-            )))
+            let plain = Groups {
+                threads: 0,
+                per_block: 0,
+            };
+            Front::Tree(Tree(
+                Lines::new(build(seats, capacity, fan_in), Node::new(0)),
+                plain,
+            ))
+        } else {
+            Front::Flat
+        }
+    }
+
+    /// The front of a grid of `blocks` blocks of `threads` ranks
+    /// ([`build_grid`]); flat if it has at most `flat` ranks.
+    pub(super) fn grid(blocks: usize, threads: usize, fan_in: usize, flat: usize) -> Front {
+        if blocks * threads > flat {
+            let (nodes, groups) = build_grid(blocks, threads, fan_in);
+            Front::Tree(Tree(Lines::new(nodes.into_iter(), Node::new(0)), groups))
         } else {
             Front::Flat
         }
@@ -263,10 +335,24 @@ impl Front {
     }
 }
 
-/// The nodes of a tree, leaves first, the root last.
-pub(super) struct Tree(Lines<Node>);
+/// The nodes of a tree, leaves first, the root last, and which leaf each
+/// rank belongs to.
+pub(super) struct Tree(Lines<Node>, Groups);
 
 impl Tree {
+    /// The leaf of rank `rank` in a tree of fan-in `fan_in`.
+    #[inline]
+    pub(super) fn leaf(&self, rank: u32, fan_in: u32) -> u32 {
+        let g = self.1;
+        // A plain tree, or blocks of one rank (each rank its block's
+        // member of the tree over the blocks).
+        if g.per_block == 0 {
+            rank / fan_in
+        } else {
+            (rank / g.threads) * g.per_block + (rank % g.threads) / fan_in
+        }
+    }
+
     /// Contributes `c` to `round` at `node` and climbs while it completes
     /// rounds; returns the root's sums if it completed the root's.
     #[inline]
@@ -352,6 +438,58 @@ mod tests {
         // 5 leaves (0-4), then 3 (5-7), 2 (8-9) and the root (10).
         let parents: Vec<u32> = build(10, 10, 2).map(|n| n.parent).collect();
         assert_eq!(parents, [5, 5, 6, 6, 7, 8, 8, 9, 10, 10, NO_PARENT]);
+    }
+
+    #[test]
+    fn a_grid_tree_combines_each_block_before_the_blocks() {
+        for fan_in in [2, 4] {
+            for blocks in 1..=9 {
+                for threads in 1..=9 {
+                    let (nodes, groups) = build_grid(blocks, threads, fan_in);
+                    let tree = Tree(Lines::new(nodes.into_iter(), Node::new(0)), groups);
+                    let shape = format!("{blocks} x {threads}, fan-in {fan_in}");
+                    let nodes = &tree.0[..];
+                    // Members: each rank at its leaf, each node with
+                    // members at its parent; only the last node is the root.
+                    let mut owed = vec![0u32; nodes.len()];
+                    for r in 0..blocks * threads {
+                        owed[tree.leaf(r as u32, fan_in as u32) as usize] += 1;
+                    }
+                    for (i, n) in nodes.iter().enumerate() {
+                        assert_eq!(n.load().members(), owed[i], "node {i}, {shape}");
+                        if n.parent == NO_PARENT {
+                            assert_eq!(i, nodes.len() - 1, "{shape}");
+                        } else {
+                            assert!(n.parent as usize > i, "{shape}");
+                            owed[n.parent as usize] += 1;
+                        }
+                    }
+                    // Two ranks of one block meet below any node that
+                    // holds a rank of another block.
+                    let path = |r: usize| {
+                        let mut at = tree.leaf(r as u32, fan_in as u32);
+                        let mut up = vec![at];
+                        while nodes[at as usize].parent != NO_PARENT {
+                            at = nodes[at as usize].parent;
+                            up.push(at);
+                        }
+                        up
+                    };
+                    let meet = |a: usize, b: usize| {
+                        let pb = path(b);
+                        path(a).into_iter().position(|n| pb.contains(&n)).unwrap()
+                    };
+                    for b in 0..blocks {
+                        for t in 1..threads {
+                            let inside = meet(b * threads, b * threads + t);
+                            for other in (0..blocks * threads).filter(|r| r / threads != b) {
+                                assert!(inside <= meet(b * threads, other), "{shape}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
