@@ -370,6 +370,7 @@ unsafe fn describe_warp(ptr: *const (), mask: u64, round: u64) -> crate::diagnos
         debug: format!("{warp:?}"),
         missing: Some(missing),
         mask: Some(mask),
+        block_threads: None,
     }
 }
 

@@ -81,5 +81,6 @@ pub(super) unsafe fn describe_block(
         missing: (block.mode.load(Ordering::Relaxed) == SEATS)
             .then(|| block.team.missing_in_phase(phase)),
         mask: None,
+        block_threads: None,
     }
 }

@@ -63,6 +63,8 @@ pub struct Stall {
     mask: Option<u64>,
     waiting: Vec<Waiter>,
     missing: Option<Vec<usize>>,
+    /// A grid's threads per block (its missing ranks are grid ranks).
+    block_threads: Option<usize>,
 }
 
 /// One thread or task waiting in a [`Stall`]'s phase.
@@ -377,6 +379,15 @@ impl fmt::Display for Stall {
                 "    missing: none (every {what} arrived: the phase completed and its waiters are returning, \
                  or it waits for something else, e.g. a transaction count)"
             ),
+            Some(missing) if self.block_threads.is_some() => {
+                // A grid's ranks, as (block, thread) pairs.
+                let threads = self.block_threads.unwrap_or(1);
+                let list: Vec<String> = missing
+                    .iter()
+                    .map(|r| format!("(block {}, thread {})", r / threads, r % threads))
+                    .collect();
+                write!(f, "    missing: {}", list.join(", "))
+            }
             Some(missing) => {
                 let list: Vec<String> = missing.iter().map(usize::to_string).collect();
                 let s = if missing.len() == 1 { "" } else { "s" };
@@ -448,7 +459,11 @@ pub(crate) fn collect(older_than: Duration) -> Scan {
                     let given =
                         (w.named && !w.name.starts_with("syncthreads-")).then(|| w.name.clone());
                     let (name, thread) = match w.wait.who {
-                        Some(Who::Rank(r)) => (format!("rank {r}"), given),
+                        Some(Who::Rank(r)) => match d.block_threads {
+                            // A grid's rank, as its block and thread.
+                            Some(t) => (format!("block {}, thread {}", r / t, r % t), given),
+                            None => (format!("rank {r}"), given),
+                        },
                         Some(Who::Lane(l)) => (format!("lane {l}"), given),
                         None => (w.name.clone(), None),
                     };
@@ -473,6 +488,7 @@ pub(crate) fn collect(older_than: Duration) -> Scan {
                     mask: d.mask,
                     waiting,
                     missing: d.missing,
+                    block_threads: d.block_threads,
                 },
             ));
         }

@@ -53,6 +53,9 @@ pub(crate) struct Described {
     pub(crate) missing: Option<Vec<usize>>,
     /// A `WarpBarrier`'s mask.
     pub(crate) mask: Option<u64>,
+    /// A grid's threads per block: its missing ranks are grid ranks, named
+    /// as (block, thread) pairs.
+    pub(crate) block_threads: Option<usize>,
 }
 
 /// Who waits, where the object waited on numbers its participants: the

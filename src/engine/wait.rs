@@ -257,5 +257,6 @@ unsafe fn describe<F>(ptr: *const (), _: u64, _: u64) -> crate::diagnostics::Des
         debug: format!("{barrier:?}"),
         missing: None,
         mask: None,
+        block_threads: None,
     }
 }

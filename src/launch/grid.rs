@@ -104,6 +104,24 @@ impl GridBarrier {
             .expect("each rank of a grid takes its seat once")
     }
 
+    /// While the guard lives, this thread's wait is reported as a wait of
+    /// grid rank `rank` on the grid (its missing threads named as
+    /// (block, thread) pairs), made at the caller's call site.
+    #[track_caller]
+    fn describe_wait(&self, rank: usize) -> crate::diagnostics::DescribeAs {
+        let subject = crate::diagnostics::Subject {
+            ptr: std::ptr::from_ref(self).cast(),
+            describe: describe_grid,
+            level: 2,
+        };
+        crate::diagnostics::describe_as(
+            self.team.key(),
+            subject,
+            std::panic::Location::caller(),
+            Some(crate::diagnostics::Who::Rank(rank)),
+        )
+    }
+
     /// The divergence check of a `grid.sync()` of phase `k` by grid rank
     /// `rank`, at the caller's call site: a sync that differs from the
     /// phase's first poisons the grid and panics (unless it is poisoned
@@ -122,6 +140,36 @@ impl GridBarrier {
                 panic!("{divergence} (grid.sync())");
             }
         }
+    }
+}
+
+impl fmt::Debug for GridBarrier {
+    /// The grid's shape and its current phase's progress, e.g.
+    /// `Grid { blocks: 4, threads: 4, arrived: 3, expected: 16, barrier: Barrier { .. } }`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Grid");
+        d.field("blocks", &self.blocks)
+            .field("threads", &self.threads);
+        self.team.debug_progress(&mut d);
+        d.field("barrier", self.team.barrier_debug()).finish()
+    }
+}
+
+/// A grid's barrier for a stall report: its kind, `Debug`, and missing
+/// grid ranks, shown as (block, thread) pairs.
+///
+/// # Safety
+///
+/// `ptr` points to a live `GridBarrier`.
+unsafe fn describe_grid(ptr: *const (), _: u64, phase: u64) -> crate::diagnostics::Described {
+    // SAFETY: the caller's contract.
+    let grid = unsafe { &*ptr.cast::<GridBarrier>() };
+    crate::diagnostics::Described {
+        kind: "Grid",
+        debug: format!("{grid:?}"),
+        missing: Some(grid.team.missing_in_phase(phase)),
+        mask: None,
+        block_threads: Some(grid.threads),
     }
 }
 
@@ -253,7 +301,9 @@ impl Grid<'_> {
             }
             Some(wide) => {
                 let k = wide.seat.next_phase();
-                wide.barrier.check_sync(k.index(), self.thread_rank());
+                let rank = self.thread_rank();
+                wide.barrier.check_sync(k.index(), rank);
+                let _as = wide.barrier.describe_wait(rank);
                 let led = wide.seat.arrive_and_wait_as("Grid::sync()").is_leader();
                 if led {
                     wide.barrier.sites.clear(k.plus(2).index());
@@ -333,7 +383,10 @@ impl Grid<'_> {
         let _quiet = Grid::leave_quietly();
         match &self.wide {
             None => self.seat.block().wait_split(token.0),
-            Some(wide) => wide.barrier.team.wait(token.0),
+            Some(wide) => {
+                let _as = wide.barrier.describe_wait(self.thread_rank());
+                wide.barrier.team.wait(token.0);
+            }
         }
     }
 

@@ -127,5 +127,6 @@ unsafe fn describe<F: Completion>(
         // woken waiters are still recorded until they return.
         missing: Some(team.missing_in_phase(phase)),
         mask: None,
+        block_threads: None,
     }
 }
