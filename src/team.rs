@@ -3,7 +3,9 @@
 //! threads arrive.
 //!
 //! Seat `r` belongs to leaf `r / fan_in`; every `fan_in` nodes of a level
-//! have a parent on the next, up to one root. Each node is a countdown word
+//! have a parent on the next, up to one root (a grid's team, `Team::grid`,
+//! instead gives each block's seats a subtree of their own below a tree
+//! over the blocks: `tree::build_grid`). Each node is a countdown word
 //! on its own cache line (`team/tree.rs`). A seat's arrival is one
 //! `fetch_add` on its leaf; the last arrival of a round at a node re-arms
 //! the node and climbs with the round's sums; the root's last arriver makes

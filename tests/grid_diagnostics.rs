@@ -74,7 +74,42 @@ fn a_divergent_grid_sync_names_both_call_sites_and_is_the_root_cause() {
         text.contains("divergent __syncthreads in phase 0"),
         "{text}"
     );
-    assert!(text.contains("tests/grid_diagnostics.rs:62:"), "{text}");
-    assert!(text.contains("tests/grid_diagnostics.rs:64:"), "{text}");
+    // Both call sites, each in this file, on two lines.
+    let sites: std::collections::BTreeSet<&str> = text
+        .split("tests/grid_diagnostics.rs:")
+        .skip(1)
+        .map(|rest| rest.split(':').next().unwrap())
+        .collect();
+    assert_eq!(sites.len(), 2, "{text}");
     assert!(text.contains("grid.sync()"), "{text}");
+}
+
+#[test]
+fn a_phase_completed_by_a_leaving_thread_leaves_no_stale_call_site() {
+    // Phase 2 is completed by thread 1's leave (thread 0 arrived first, by
+    // the split form); phase 4 reuses phase 0's record slot (phases count
+    // modulo 4) at another call site than phase 0's: not a divergence.
+    let left = AtomicBool::new(false);
+    let arrived = AtomicBool::new(false);
+    watchdog(60, String::new, || {
+        launch_grid(2, 1, |block| {
+            let grid = block.grid();
+            for _ in 0..2 {
+                grid.sync(); // phases 0 and 1
+            }
+            if grid.thread_rank() == 1 {
+                while !arrived.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+                left.store(true, Ordering::Release);
+                return;
+            }
+            let token = grid.arrive(); // phase 2
+            arrived.store(true, Ordering::Release);
+            grid.wait(token);
+            assert!(left.load(Ordering::Acquire));
+            grid.sync(); // phase 3
+            grid.sync(); // phase 4, another call site than phase 0's
+        })
+    });
 }

@@ -76,6 +76,26 @@ pub(super) struct Wide<'a> {
     pub(super) block_rank: usize,
 }
 
+impl Drop for Wide<'_> {
+    /// Before the grid seat leaves (its own drop, after this): as a
+    /// leading sync does, forgets the first `grid.sync()` of the phase two
+    /// ahead, since the phase this leave completes may have no leading
+    /// sync to do it. Ordered as a leading sync's clear: after this seat's
+    /// last arrival, which came after every sync of that earlier phase,
+    /// and before its leave, which comes before every sync of the later
+    /// one. Not while unwinding or on a poisoned grid, which no phase
+    /// follows.
+    fn drop(&mut self) {
+        if crate::diagnostics::sites::Sites::RECORDS
+            && !std::thread::panicking()
+            && !self.barrier.team.is_poisoned()
+        {
+            let k = self.seat.next_phase();
+            self.barrier.sites.clear(k.plus(2).index());
+        }
+    }
+}
+
 /// The barrier of a grid of more than one block.
 pub(super) struct GridBarrier {
     pub(super) team: Team,

@@ -45,6 +45,38 @@ impl Team {
         )
     }
 
+    /// The team of a grid of `blocks` blocks of `threads` seats, shaped as
+    /// `launch_grid` shapes its grid's barrier: each block's seats combine
+    /// in a subtree of their own, then one arrival per block climbs the
+    /// tree over the blocks. Seat `r` is thread `r % threads` of block
+    /// `r / threads`. For the crate's models and benches of a grid's
+    /// barrier without the pool.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= blocks * threads <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = syncthreads::Team::with_grid_shape(2, 2);
+    /// std::thread::scope(|s| {
+    ///     for seat in team.seats() {
+    ///         s.spawn(move || seat.arrive_and_wait());
+    ///     }
+    /// });
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn with_grid_shape(blocks: usize, threads: usize) -> Team {
+        crate::op::participants(
+            format_args!("Team::with_grid_shape({blocks}, {threads})"),
+            "the seat count",
+            blocks.saturating_mul(threads),
+        );
+        Team::grid(blocks, threads)
+    }
+
     /// [`Team::with_capacity`] with a chosen shape, as [`Team::with_shape`].
     ///
     /// # Panics
