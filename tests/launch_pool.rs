@@ -445,7 +445,7 @@ fn the_launcher_debug_shows_its_configuration() {
         .keep_alive(Duration::from_secs(2));
     assert_eq!(
         format!("{launcher:?}"),
-        "Launcher { stack_size: None, name_prefix: \"dbg\", keep_alive: 2s, live_threads: 0 }"
+        "Launcher { stack_size: None, name_prefix: \"dbg\", keep_alive: 2s, max_threads: 1048575, live_threads: 0 }"
     );
 }
 
