@@ -17,6 +17,7 @@
 //! | a few threads and a `std::sync::Barrier`, or work to do between "done" and "wait" | [`Barrier`]: [`arrive_and_wait`](Barrier::arrive_and_wait) as std's `wait`, or [`arrive`](Barrier::arrive) then [`wait`](Barrier::wait) |
 //! | about 4 threads or more on one barrier | [`Team`]: each thread takes a [`Seat`] (a rank) once and arrives through it; a combining tree keeps the arrivals off one cache line |
 //! | CUDA code with `__syncthreads()` | [`launch`] runs a closure on `n` threads with [`Block::thread_rank`] and [`Block::sync`]; the caller is rank 0 and the others run on a process-wide pool whose threads stay between launches ([`Launcher`] sets their stack size, names and idle time, on a pool of its own); [`BlockBarrier`] is the barrier alone |
+//! | a cooperative CUDA kernel (`this_grid().sync()`) | [`launch_grid`] runs `blocks × threads` threads at once, each with its [`Block`] and its [`Grid`] ([`Block::grid`]) |
 //! | CUDA code with `__syncwarp(mask)` | [`WarpBarrier`] |
 //! | async tasks and threads on one phase | the async waits: [`wait_async`](Barrier::wait_async), [`wait_parity_async`](Barrier::wait_parity_async), [`arrive_and_wait_async`](Barrier::arrive_and_wait_async) |
 //! | a hang to find | the `diagnostics` feature: who waits where, who is missing ("Debugging a hang" below) |
@@ -55,6 +56,9 @@
 //!   `thread_rank()`, `size()` and `sync()` as in `cooperative_groups`; the
 //!   caller is rank 0 and persistent pool threads the others ([`Launcher`]
 //!   configures them), so a block per time step is cheap.
+//! - [`launch_grid`], [`Grid`] and [`GridToken`]: a grid of blocks, every
+//!   thread running at once (a cooperative launch), with `grid.sync()` and
+//!   its split form across every block.
 //! - `diagnostics` (cargo feature `diagnostics`): `stalls()`, with its
 //!   `Stall` and `Waiter`, and the divergent-`__syncthreads` check (see
 //!   "Debugging a hang" below).
@@ -149,6 +153,16 @@
 //!   that of the phase it is stuck in.
 //! - **`launch`**: a thread whose kernel returns while the others still sync
 //!   leaves the block (its seat is dropped), so the others do not hang.
+//! - **`launch_grid`**: a thread whose kernel returns leaves its block and
+//!   the grid. A panic anywhere poisons every block and the grid, so that
+//!   nobody hangs, and the root cause is re-raised once. `block.sync()` and
+//!   `grid.sync()` are two barriers (a thread at one while another is at the
+//!   other is CUDA's undefined mix: a hang, which the `diagnostics`
+//!   feature's stall report shows), except in
+//!   a grid of one block, whose threads are exactly the block's: there the
+//!   grid syncs on the block's barrier, so a plain `launch` builds nothing
+//!   for its grid. A grid larger than `Barrier::MAX` threads, or than a
+//!   `Launcher`'s `max_threads`, is refused before any thread starts.
 //! - **Async waits**: `arrive_and_wait_async` records the arrival at the call,
 //!   so in a completion window it blocks the calling thread until the next
 //!   phase starts, as `arrive` does; a pending future is woken once per
