@@ -166,8 +166,12 @@ where
     F: Fn(&Block<'_>) -> R + Sync,
     R: Send,
 {
-    let call = format_args!("launch_grid({blocks}, {threads}, _)");
-    check_grid(&call, blocks, threads, None);
+    check_grid(
+        format_args!("launch_grid({blocks}, {threads}, _)"),
+        blocks,
+        threads,
+        None,
+    );
     run_grid_on(pool::default_pool(), blocks, threads, &kernel)
 }
 
@@ -175,7 +179,7 @@ where
 /// Barrier::MAX`, and their product at most `Barrier::MAX` and at most
 /// `limit` (a launcher's [`max_threads`](Launcher::max_threads)).
 #[track_caller]
-fn check_grid(call: &fmt::Arguments<'_>, blocks: usize, threads: usize, limit: Option<usize>) {
+fn check_grid(call: fmt::Arguments<'_>, blocks: usize, threads: usize, limit: Option<usize>) {
     op::participants(format_args!("{call}"), "the block count", blocks);
     op::participants(format_args!("{call}"), "the thread count", threads);
     let max = crate::state::MAX as usize;
@@ -377,8 +381,12 @@ impl Launcher {
         F: Fn(&Block<'_>) -> R + Sync,
         R: Send,
     {
-        let call = format_args!("Launcher::launch({threads}, _)");
-        check_grid(&call, 1, threads, Some(self.max_threads));
+        check_grid(
+            format_args!("Launcher::launch({threads}, _)"),
+            1,
+            threads,
+            Some(self.max_threads),
+        );
         run_on(&self.pool, threads, &kernel)
     }
 
@@ -439,8 +447,12 @@ impl Launcher {
         F: Fn(&Block<'_>) -> R + Sync,
         R: Send,
     {
-        let call = format_args!("Launcher::launch_grid({blocks}, {threads}, _)");
-        check_grid(&call, blocks, threads, Some(self.max_threads));
+        check_grid(
+            format_args!("Launcher::launch_grid({blocks}, {threads}, _)"),
+            blocks,
+            threads,
+            Some(self.max_threads),
+        );
         run_grid_on(&self.pool, blocks, threads, &kernel)
     }
 
