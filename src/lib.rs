@@ -206,7 +206,7 @@ pub use launch::{launch, Block, Launcher};
 pub use sync::take_model_events;
 pub use team::{Seat, Seats, Team};
 pub use token::{ArrivalToken, BarrierWaitResult};
-pub use warp::WarpBarrier;
+pub use warp::{Tile, WarpBarrier, WarpInt};
 
 /// For syncthreads's own benches (feature `bench`), not a stable API: the
 /// switch to spin-only waits, the wait-stage counters and the pool's bare hand-off.
