@@ -180,15 +180,18 @@ impl WarpBarrier {
                 if s & POISONED != 0 {
                     Self::poisoned(call);
                 }
-                if s & COUNT > t || self.own[i].done.load(Ordering::Acquire) >= t {
+                if s & COUNT > t {
                     pending &= !(1 << i);
-                    sync::model_event("warp-reuse-waited-for-done");
+                    sync::model_event("warp-reuse-reader-arrived-again");
+                } else if self.own[i].done.load(Ordering::Acquire) >= t {
+                    pending &= !(1 << i);
+                    sync::model_event("warp-reuse-reader-done");
                 }
             }
             if pending == 0 {
                 return;
             }
-            sync::model_event("warp-reuse-found-a-reader");
+            sync::model_event("warp-reuse-waited-for-a-reader");
             backoff(&mut spins);
         }
     }
