@@ -33,11 +33,13 @@ impl Tiles {
             made = true;
             (0..threads / n).map(|_| WarpBarrier::new(n)).collect()
         });
-        // SeqCst: against `poison`'s fence: either it sees these warps, or
-        // we see its flag (the store-buffering pattern).
-        fence(Ordering::SeqCst);
-        if made && self.poisoned.load(Ordering::Relaxed) {
-            warps.iter().for_each(WarpBarrier::poison);
+        if made {
+            // SeqCst: against `poison`'s fence: either it sees these warps,
+            // or their maker sees its flag (the store-buffering pattern).
+            fence(Ordering::SeqCst);
+            if self.poisoned.load(Ordering::Relaxed) {
+                warps.iter().for_each(WarpBarrier::poison);
+            }
         }
         warps
     }
