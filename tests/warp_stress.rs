@@ -12,7 +12,7 @@ mod warp_model;
 use common::watchdog;
 
 /// Rounds per program: fewer under Miri (`MIRI` shrinks the whole test).
-const ROUNDS: u64 = if cfg!(miri) { 6 } else { 400 };
+const ROUNDS: u64 = if cfg!(miri) { 24 } else { 400 };
 
 fn programs(lanes: usize, seeds: std::ops::Range<u64>, rounds: u64) {
     for seed in seeds {
