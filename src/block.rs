@@ -136,6 +136,8 @@ pub struct BlockBarrier {
     /// Set before the first add to a counter: until then a leaving seat
     /// has no counter to clear (docs/design/block.md, "Leaving before anything counted").
     counted: AtomicBool,
+    /// The warps of the block's tiles (`Block::tiled_partition`), made on first use.
+    pub(crate) tiles: crate::warp::tile::Tiles,
 }
 
 impl BlockBarrier {
@@ -167,6 +169,7 @@ impl BlockBarrier {
             sites: crate::diagnostics::sites::Sites::new(),
             mode: ClaimU64::new(UNUSED),
             counted: AtomicBool::new(false),
+            tiles: crate::warp::tile::Tiles::new(),
         }
     }
 
@@ -542,6 +545,7 @@ impl BlockBarrier {
     /// ```
     pub fn poison(&self) {
         self.team.poison();
+        self.tiles.poison();
     }
 
     /// Whether the barrier is poisoned.

@@ -18,7 +18,7 @@
 //! | about 4 threads or more on one barrier | [`Team`]: each thread takes a [`Seat`] (a rank) once and arrives through it; a combining tree keeps the arrivals off one cache line |
 //! | CUDA code with `__syncthreads()` | [`launch`] runs a closure on `n` threads with [`Block::thread_rank`] and [`Block::sync`]; the caller is rank 0 and the others run on a process-wide pool whose threads stay between launches ([`Launcher`] sets their stack size, names and idle time, on a pool of its own); [`BlockBarrier`] is the barrier alone |
 //! | a cooperative CUDA kernel (`this_grid().sync()`) | [`launch_grid`] runs `blocks × threads` threads at once, each with its [`Block`] and its [`Grid`] ([`Block::grid`]) |
-//! | CUDA code with `__syncwarp(mask)` | [`WarpBarrier`] |
+//! | CUDA code with `__syncwarp(mask)`, `__shfl*_sync`, `__ballot_sync`, `__match_*_sync`, `__reduce_*_sync` | [`WarpBarrier`]; in a [`launch`], [`Block::tiled_partition`] gives a [`Tile`] (`thread_block_tile`) |
 //! | async tasks and threads on one phase | the async waits: [`wait_async`](Barrier::wait_async), [`wait_parity_async`](Barrier::wait_parity_async), [`arrive_and_wait_async`](Barrier::arrive_and_wait_async) |
 //! | a hang to find | the `diagnostics` feature: who waits where, who is missing ("Debugging a hang" below) |
 //!
@@ -51,7 +51,19 @@
 //!   Pick it over a `Barrier` when about 4 threads or more share one.
 //! - [`BlockBarrier`]: `__syncthreads()` and `__syncthreads_count/and/or`;
 //!   threads that know their rank sync through a [`BlockSeat`] (its `Team`).
-//! - [`WarpBarrier`]: `__syncwarp(mask)` for up to 64 lanes.
+//! - [`WarpBarrier`]: `__syncwarp(mask)` for up to 64 lanes, and the warp
+//!   collectives on it, each one sync of its lanes: votes
+//!   ([`ballot`](WarpBarrier::ballot), [`any`](WarpBarrier::any),
+//!   [`all`](WarpBarrier::all)), shuffles of any `Copy` value
+//!   ([`shfl`](WarpBarrier::shfl), [`shfl_up`](WarpBarrier::shfl_up),
+//!   [`shfl_down`](WarpBarrier::shfl_down), [`shfl_xor`](WarpBarrier::shfl_xor)),
+//!   [`match_any`](WarpBarrier::match_any), [`match_all`](WarpBarrier::match_all),
+//!   reductions ([`reduce_add`](WarpBarrier::reduce_add) and friends over
+//!   [`WarpInt`], [`reduce`](WarpBarrier::reduce) with any operation).
+//!   Where CUDA leaves a shuffle undefined (a source lane outside the
+//!   mask), the caller gets its own value.
+//! - [`Tile`] ([`Block::tiled_partition`]): a tile of a block, with the
+//!   warp collectives for the whole tile (`cooperative_groups::thread_block_tile`).
 //! - [`launch`] and [`Block`]: run a closure on a CPU "thread block", with
 //!   `thread_rank()`, `size()` and `sync()` as in `cooperative_groups`; the
 //!   caller is rank 0 and persistent pool threads the others ([`Launcher`]
@@ -220,7 +232,7 @@ pub use launch::{launch, launch_grid, Block, Grid, GridToken, Launcher};
 pub use sync::take_model_events;
 pub use team::{Seat, Seats, Team};
 pub use token::{ArrivalToken, BarrierWaitResult};
-pub use warp::WarpBarrier;
+pub use warp::{Tile, WarpBarrier, WarpInt};
 
 /// For syncthreads's own benches (feature `bench`), not a stable API: the
 /// switch to spin-only waits, the wait-stage counters and the pool's bare hand-off.

@@ -392,6 +392,20 @@ pub(crate) fn poisoned_panic(op: impl fmt::Display, s: Snapshot) -> ! {
     std::panic::panic_any(message)
 }
 
+/// Panics for a wait on a group that its block's poisoning poisoned (a
+/// tile), which has no word of its own to decode: quietly under
+/// [`PoisonedQuietly`], like [`poisoned_panic`].
+#[cold]
+#[track_caller]
+pub(crate) fn group_poisoned_panic(op: impl fmt::Display) -> ! {
+    if let Some(payload) = QUIET.with(Cell::get) {
+        std::panic::resume_unwind(payload());
+    }
+    let message = format!("{POISONED}: the block was poisoned (seen by {op})");
+    LAST_POISONED.with(|last| last.set((message.as_ptr(), message.len())));
+    std::panic::panic_any(message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,10 +1,14 @@
-//! `WarpBarrier`: `__syncwarp(mask)` for up to 64 lanes.
+//! `WarpBarrier`: `__syncwarp(mask)` for up to 64 lanes, and the warp
+//! collectives on it (`warp/collectives.rs`, `warp/reduce.rs`; their
+//! protocol: docs/design/warp-collectives.md).
 //!
 //! # Design
 //!
-//! Each lane `l` has one word, `synced[l]`: in its low 63 bits how many times
+//! Each lane `l` has one word, `synced[l]`: in its low 62 bits how many times
 //! lane `l` has called `sync` (only lane `l` adds to it, so it only grows),
-//! and in bit 63, `PARKED`, whether some lane may be parked until it grows.
+//! in bit 62, `POISONED`, whether the group is poisoned (a tile of a
+//! poisoned block), and in bit 63, `PARKED`, whether some lane may be
+//! parked until it grows.
 //!
 //! Lane `l`'s `r`-th `sync(l, mask)` raises its count to `r`, then waits
 //! until every lane `m` of `mask` has a count `>= r`. Lanes of `mask` have
@@ -40,15 +44,49 @@ use crate::sync::{AtomicU64, Ordering};
 use crate::wait::{wake, Waiter, Word};
 use std::fmt;
 
-/// `PARKED`: bit 63 of a lane's word (module docs); the count is below it.
-const PARKED: u64 = 1 << 63;
-/// The sync count: bits 0..=62 (it would take centuries to overflow).
-const COUNT: u64 = PARKED - 1;
+mod collectives;
+mod episode;
+mod lanes;
+mod reduce;
+mod slots;
+pub(crate) mod tile;
 
-/// A lane's word (module docs); its address is the key that lanes waiting
-/// for it park on.
+pub use reduce::WarpInt;
+pub use tile::Tile;
+
+/// `PARKED`: bit 63 of a lane's word (module docs).
+const PARKED: u64 = 1 << 63;
+/// `POISONED`: bit 62 of a lane's word (module docs). Above every count, so
+/// a poisoned word satisfies every wait, which then panics.
+const POISONED: u64 = 1 << 62;
+/// The sync count: bits 0..=61 (it would take centuries to overflow).
+const COUNT: u64 = POISONED - 1;
+
+/// A lane's line: its word (module docs), whose address is the key that
+/// lanes waiting for it park on, and the header and word value of its
+/// latest collective of each parity of the round, which ride its arrival
+/// (docs/design/warp-collectives.md).
+#[repr(align(64))]
 struct Lane {
     synced: AtomicU64,
+    /// The round that last wrote the slot of this parity (0: none).
+    round: [AtomicU64; 2],
+    /// The mask of that round.
+    mask: [AtomicU64; 2],
+    /// Its value, if of a word type.
+    word: [AtomicU64; 2],
+}
+
+impl Lane {
+    fn new() -> Lane {
+        let zero = || AtomicU64::new(0);
+        Lane {
+            synced: zero(),
+            round: [zero(), zero()],
+            mask: [zero(), zero()],
+            word: [zero(), zero()],
+        }
+    }
 }
 
 /// A group of up to 64 lanes that synchronize in subsets given by a bit mask:
@@ -96,6 +134,8 @@ struct Lane {
 /// ```
 pub struct WarpBarrier {
     lanes: Box<[Lane]>,
+    /// Each lane's claim, record and value slots (`warp/slots.rs`).
+    own: Box<[slots::Own]>,
 }
 
 impl WarpBarrier {
@@ -130,11 +170,8 @@ impl WarpBarrier {
             "syncthreads: WarpBarrier::new({lanes}): lanes must be in 1 ..= 64"
         );
         WarpBarrier {
-            lanes: (0..lanes)
-                .map(|_| Lane {
-                    synced: AtomicU64::new(0),
-                })
-                .collect(),
+            lanes: (0..lanes).map(|_| Lane::new()).collect(),
+            own: (0..lanes).map(|_| slots::Own::new()).collect(),
         }
     }
 
@@ -190,7 +227,13 @@ impl WarpBarrier {
     /// ```
     #[track_caller]
     pub fn sync(&self, lane: usize, mask: u64) {
-        self.check(lane, mask);
+        self.sync_as("WarpBarrier::sync", lane, mask);
+    }
+
+    /// [`sync`](WarpBarrier::sync), named `call` in its panics (a tile's).
+    #[track_caller]
+    pub(crate) fn sync_as(&self, call: &'static str, lane: usize, mask: u64) {
+        self.check(call, lane, mask);
         // A lone sync counts too (then `wait` has nothing to wait for):
         // lanes are matched by how often each has synced (module docs).
         let others = mask & !(1 << lane);
@@ -200,28 +243,30 @@ impl WarpBarrier {
         if Lane::parked(old) {
             self.wake_waiters_of(lane, old);
         }
-        self.wait(mask, others, (old & COUNT) + 1);
+        self.wait(call, mask, others, (old & COUNT) + 1);
     }
 
+    /// Checks `lane` and `mask` for `call`: the lane in range and in its
+    /// mask, the mask within the lanes.
     #[track_caller]
-    fn check(&self, lane: usize, mask: u64) {
+    fn check(&self, call: &str, lane: usize, mask: u64) {
         let lanes = self.lanes.len();
         if lane >= lanes {
             panic!(
-                "syncthreads: WarpBarrier::sync(lane {lane}, mask {mask:#x}): lane {lane} is out of range: this WarpBarrier has {lanes} lane{}",
+                "syncthreads: {call}(lane {lane}, mask {mask:#x}): lane {lane} is out of range: this WarpBarrier has {lanes} lane{}",
                 if lanes == 1 { "" } else { "s" }
             );
         }
         let beyond = mask & !self.full_mask();
         if beyond != 0 {
             panic!(
-                "syncthreads: WarpBarrier::sync(lane {lane}, mask {mask:#x}): the mask names lanes ({beyond:#x}) beyond the {lanes} lane{} of this WarpBarrier",
+                "syncthreads: {call}(lane {lane}, mask {mask:#x}): the mask names lanes ({beyond:#x}) beyond the {lanes} lane{} of this WarpBarrier",
                 if lanes == 1 { "" } else { "s" }
             );
         }
         if mask & (1 << lane) == 0 {
             panic!(
-                "syncthreads: WarpBarrier::sync(lane {lane}, mask {mask:#x}): lane {lane} is not in its own mask"
+                "syncthreads: {call}(lane {lane}, mask {mask:#x}): lane {lane} is not in its own mask"
             );
         }
     }
@@ -236,19 +281,45 @@ impl WarpBarrier {
         wake(word, prior);
     }
 
-    /// The lanes of `lanes` whose sync count is still below `round`.
-    fn behind(&self, lanes: u64, round: u64) -> u64 {
+    /// The lanes of `lanes` whose sync count is still below `round`; a
+    /// poisoned word counts as caught up, and sets `POISONED` in `seen`.
+    fn behind(&self, lanes: u64, round: u64, seen: &mut u64) -> u64 {
         let mut behind = 0;
         let mut rest = lanes;
         while rest != 0 {
             let lane = rest.trailing_zeros() as usize;
             rest &= rest - 1;
             // Acquire: that lane's raise → our return (orderings.md).
-            if self.lanes[lane].synced.load(Ordering::Acquire) & COUNT < round {
+            let s = self.lanes[lane].synced.load(Ordering::Acquire);
+            *seen |= s;
+            if s & !PARKED < round {
                 behind |= 1 << lane;
             }
         }
         behind
+    }
+
+    /// Poisons the group (a tile of a poisoned block): every wait, now or
+    /// later, panics instead of waiting, and so does a collective's reuse
+    /// check; lanes parked on a word are woken.
+    pub(crate) fn poison(&self) {
+        for lane in self.lanes.iter() {
+            // Release: nothing is published, but a waiter that acquires the
+            // bit must see it for good (every later change is an RMW).
+            let old = lane.synced.fetch_or(POISONED, Ordering::Release);
+            if Lane::parked(old) {
+                // Relaxed: as in `wake_waiters_of`.
+                lane.synced.fetch_and(!PARKED, Ordering::Relaxed);
+                wake(lane, old);
+            }
+        }
+    }
+
+    /// Panics for `call` on a poisoned group.
+    #[cold]
+    #[track_caller]
+    fn poisoned(call: &str) -> ! {
+        crate::op::group_poisoned_panic(call)
     }
 
     /// Waits until every lane of `others` has synced `round` times, lane by
@@ -258,12 +329,13 @@ impl WarpBarrier {
     /// Counts only grow, so a lane found caught up is not read again.
     /// (`mask` is the whole mask, for the stall reports.)
     #[track_caller]
-    fn wait(&self, mask: u64, others: u64, round: u64) {
-        let mut behind = self.behind(others, round);
+    fn wait(&self, call: &str, mask: u64, others: u64, round: u64) {
+        let mut seen = 0;
+        let mut behind = self.behind(others, round, &mut seen);
         let waiter = Waiter::new(others.count_ones() + 1, None);
         let waiter = waiter.recorded(self.wait_info(mask, others, round));
         let mut waiter = waiter;
-        let caught_up = |s: u64| (s & COUNT >= round).then_some(());
+        let caught_up = |s: u64| (s & !PARKED >= round).then_some(());
         while behind != 0 {
             let target = behind.trailing_zeros() as usize;
             let lane = &self.lanes[target];
@@ -273,7 +345,10 @@ impl WarpBarrier {
                 let waited = waiter.wait(lane, s, caught_up);
                 debug_assert!(waited.is_ok(), "a wait without a deadline");
             }
-            behind = self.behind(behind & !(1 << target), round);
+            behind = self.behind(behind & !(1 << target), round, &mut seen);
+        }
+        if seen & POISONED != 0 {
+            Self::poisoned(call);
         }
     }
 }

@@ -208,6 +208,39 @@ impl<'a> Block<'a> {
         PoisonedQuietly::new(root_cause::block_poisoned)
     }
 
+    /// Splits the block into tiles of `n` consecutive ranks and returns this
+    /// thread's: `cooperative_groups::tiled_partition(block, n)`. Every
+    /// thread of a tile shares its warp of collectives; tiles never wait
+    /// for each other. Call it as often as you like: a size's tiles are
+    /// made once per block, on first use.
+    ///
+    /// # Panics
+    ///
+    /// Unless `n` is a power of two in `1 ..= 64` that divides
+    /// [`size()`](Block::size).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let tiles = syncthreads::launch(8, |block| {
+    ///     let tile = block.tiled_partition(4);
+    ///     (tile.meta_group_rank(), tile.thread_rank(), tile.reduce_add(1u32))
+    /// });
+    /// assert_eq!(tiles[5], (1, 1, 4));
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn tiled_partition(&self, n: usize) -> crate::Tile<'_> {
+        let size = self.size();
+        if !n.is_power_of_two() || n > 64 || size % n != 0 {
+            panic!(
+                "syncthreads: Block::tiled_partition({n}): the tile size must be a power of two in 1 ..= 64 that divides the block's {size} threads"
+            );
+        }
+        let warps = self.barrier().tiles.of(n, size);
+        crate::Tile::new(warps, self.rank, root_cause::block_poisoned)
+    }
+
     /// The block's barrier, for its queries ([`threads`](BlockBarrier::threads),
     /// `Debug`) and [`poison`](BlockBarrier::poison). Its threads sync
     /// through their seats, so the barrier's own seat-less
@@ -223,6 +256,16 @@ impl<'a> Block<'a> {
     #[must_use]
     pub fn barrier(&self) -> &BlockBarrier {
         self.seat().block()
+    }
+}
+
+impl Drop for Block<'_> {
+    /// A thread that unwinds poisons the block's tiles (its seat poisons
+    /// the block's barrier), so that no thread hangs in a tile.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.barrier().tiles.poison();
+        }
     }
 }
 
