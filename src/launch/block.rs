@@ -238,7 +238,7 @@ impl<'a> Block<'a> {
             );
         }
         let warps = self.barrier().tiles.of(n, size);
-        crate::Tile::new(warps, self.rank, root_cause::block_poisoned)
+        crate::Tile::new(warps, self.thread_rank(), root_cause::block_poisoned)
     }
 
     /// The block's barrier, for its queries ([`threads`](BlockBarrier::threads),
