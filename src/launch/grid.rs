@@ -157,7 +157,7 @@ impl GridBarrier {
         if let Err(divergence) = self.sites.check(k, site) {
             if !self.team.is_poisoned() {
                 self.team.poison();
-                panic!("{divergence} (grid.sync())");
+                panic!("{divergence} (grid.sync(), grid ranks)");
             }
         }
     }
