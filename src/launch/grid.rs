@@ -157,7 +157,7 @@ impl GridBarrier {
         if let Err(divergence) = self.sites.check(k, site) {
             if !self.team.is_poisoned() {
                 self.team.poison();
-                panic!("{divergence} (grid.sync())");
+                panic!("{divergence} (grid.sync(), grid ranks)");
             }
         }
     }
@@ -313,6 +313,7 @@ impl Grid<'_> {
     /// assert_eq!(seen, [120; 16]);
     /// ```
     #[track_caller]
+    #[inline]
     pub fn sync(&self) {
         let _quiet = Grid::leave_quietly();
         match &self.wide {
@@ -362,6 +363,7 @@ impl Grid<'_> {
     /// assert_eq!(got, [2, 13, 24, 31]);
     /// ```
     #[track_caller]
+    #[inline]
     pub fn arrive(&self) -> GridToken {
         let _quiet = Grid::leave_quietly();
         GridToken(match &self.wide {
@@ -399,6 +401,7 @@ impl Grid<'_> {
     /// assert_eq!(done, [true, true]);
     /// ```
     #[track_caller]
+    #[inline]
     pub fn wait(&self, token: GridToken) {
         let _quiet = Grid::leave_quietly();
         match &self.wide {
