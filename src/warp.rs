@@ -42,9 +42,9 @@
 
 use crate::sync::{AtomicU64, Ordering};
 use crate::wait::{wake, Waiter, Word};
-use std::fmt;
 
 mod collectives;
+mod debug;
 mod episode;
 mod lanes;
 mod reduce;
@@ -105,6 +105,21 @@ impl Lane {
 /// that breaks this rule gets unspecified behaviour (a `sync` may return early
 /// or wait for a later `sync` of another lane), though never memory
 /// unsafety.
+///
+/// # Collectives
+///
+/// CUDA's warp-level primitives are methods of the same lanes, each one
+/// `sync` of its mask that carries a value: [`ballot`](WarpBarrier::ballot),
+/// [`any`](WarpBarrier::any), [`all`](WarpBarrier::all), the shuffles
+/// ([`shfl`](WarpBarrier::shfl) and its `_up`, `_down`, `_xor` forms, with
+/// CUDA's sections of `width` lanes), [`match_any`](WarpBarrier::match_any),
+/// [`match_all`](WarpBarrier::match_all), and the reductions
+/// ([`reduce_add`](WarpBarrier::reduce_add) … over [`WarpInt`](crate::WarpInt),
+/// [`reduce`](WarpBarrier::reduce) with any operation). They count as syncs
+/// (a lane may mix them with `sync` as CUDA's rule allows), allocate nothing
+/// per call, and give the caller its own value where CUDA leaves a result
+/// undefined (a shuffle whose source lane is not in the mask). One thread
+/// per lane: a second thread inside a collective as the same lane panics.
 ///
 /// Unlike [`BlockBarrier`](crate::BlockBarrier), a `WarpBarrier` has no
 /// poisoning: a lane that dies before its `sync` leaves the lanes of its mask
@@ -376,76 +391,6 @@ impl Word for Lane {
     /// so no other user of the parking lot shares the key.
     fn park_key(&self) -> usize {
         (&self.synced as *const AtomicU64).addr() + 1
-    }
-}
-
-impl fmt::Debug for WarpBarrier {
-    /// Shows each lane's sync count, e.g. `WarpBarrier { synced: [3, 3, 2, 3] }`.
-    /// Never blocks.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        struct Counts<'a>(&'a [Lane]);
-        impl fmt::Debug for Counts<'_> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                // Relaxed: a diagnostic snapshot; nothing is read through it.
-                f.debug_list()
-                    .entries(
-                        self.0
-                            .iter()
-                            .map(|l| l.synced.load(Ordering::Relaxed) & COUNT),
-                    )
-                    .finish()
-            }
-        }
-        f.debug_struct("WarpBarrier")
-            .field("synced", &Counts(&self.lanes))
-            .finish()
-    }
-}
-
-impl WarpBarrier {
-    /// This lane's wait for the lanes of `mask` to reach sync `round`, made
-    /// at the caller's call site, for the stall reports. The lanes of one
-    /// mask waiting for one round share a record's key.
-    #[track_caller]
-    fn wait_info(&self, mask: u64, others: u64, round: u64) -> crate::diagnostics::WaitInfo {
-        crate::diagnostics::WaitInfo {
-            key: (self as *const Self).addr(),
-            tag: mask,
-            phase: round,
-            // The waiting lane: the one of the mask that is not an other.
-            who: Some(crate::diagnostics::Who::Lane(
-                (mask & !others).trailing_zeros() as usize,
-            )),
-            subject: crate::diagnostics::Subject {
-                ptr: self as *const Self as *const (),
-                describe: describe_warp,
-                level: 0,
-            },
-            location: std::panic::Location::caller(),
-        }
-    }
-}
-
-/// A `WarpBarrier` for a stall report; `tag` is the mask waited on and
-/// `phase` the round.
-///
-/// # Safety
-///
-/// `ptr` points to a live `WarpBarrier`.
-unsafe fn describe_warp(ptr: *const (), mask: u64, round: u64) -> crate::diagnostics::Described {
-    // SAFETY: the caller's contract.
-    let warp = unsafe { &*(ptr as *const WarpBarrier) };
-    let missing = (0..warp.lanes())
-        .filter(|&l| mask & (1 << l) != 0)
-        // Relaxed: a diagnostic snapshot; nothing is read through it.
-        .filter(|&l| warp.lanes[l].synced.load(Ordering::Relaxed) & COUNT < round)
-        .collect();
-    crate::diagnostics::Described {
-        kind: "WarpBarrier",
-        debug: format!("{warp:?}"),
-        missing: Some(missing),
-        mask: Some(mask),
-        block_threads: None,
     }
 }
 

@@ -160,7 +160,9 @@ fn the_model_knows_cudas_measured_cases() {
 #[test]
 fn a_source_outside_the_mask_gives_the_own_value() {
     let warp = WarpBarrier::new(4);
-    let got = syncthreads::launch(2, |block| {
+    // A launcher of the test's own, joined when it drops: no pool thread
+    // outlives the test (ThreadSanitizer reports one that exits unjoined).
+    let got = syncthreads::Launcher::new().launch(2, |block| {
         let lane = block.thread_rank();
         warp.shfl(lane, 0b0011, lane * 10 + 1, 3, 4)
     });
@@ -170,7 +172,9 @@ fn a_source_outside_the_mask_gives_the_own_value() {
 #[test]
 fn values_larger_than_a_slot_keep_their_buffer() {
     let warp = WarpBarrier::new(2);
-    let got = syncthreads::launch(2, |block| {
+    // A launcher of the test's own, joined when it drops: no pool thread
+    // outlives the test (ThreadSanitizer reports one that exits unjoined).
+    let got = syncthreads::Launcher::new().launch(2, |block| {
         let lane = block.thread_rank();
         let mut last = [0u8; 300];
         for round in 0..50u8 {

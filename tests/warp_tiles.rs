@@ -9,7 +9,14 @@ mod warp_model;
 
 use common::{panic_message, panic_of, watchdog};
 use std::sync::atomic::{AtomicBool, Ordering};
-use syncthreads::{launch, Tile};
+use syncthreads::{Launcher, Tile};
+
+/// A launch on a pool of the test's own, joined when it drops, so that no
+/// pool thread outlives the test (ThreadSanitizer reports one that exits
+/// unjoined after its keep-alive while a long test runs on).
+fn launch<R: Send>(threads: usize, kernel: impl Fn(&syncthreads::Block<'_>) -> R + Sync) -> Vec<R> {
+    Launcher::new().launch(threads, kernel)
+}
 use warp_model::*;
 
 /// Each thread runs `rounds` tile collectives (one plan per round and tile)
