@@ -199,6 +199,15 @@ impl<F> Team<F> {
         self.front.nodes().len()
     }
 
+    /// The team's word, decoded as a `Barrier`'s `Debug`: for the crate's
+    /// own tests (feature `bench`), not a stable API.
+    #[cfg(feature = "bench")]
+    #[doc(hidden)]
+    #[must_use]
+    pub fn bench_word(&self) -> String {
+        format!("{:?}", *self.barrier)
+    }
+
     /// The team's barrier, for `Debug` output only.
     pub(crate) fn barrier_debug(&self) -> &(dyn fmt::Debug + '_) {
         &*self.barrier
