@@ -115,37 +115,28 @@ impl Barrier {
     /// ```
     pub const MAX_TX: u32 = state::MAX_TX;
 
-    /// Creates a barrier for `expected` participants, in phase 0, with no
-    /// completion function.
-    ///
-    /// # Panics
-    ///
-    /// Unless `1 <= expected <= Barrier::MAX`. Being `const`, the message
-    /// names the range rather than the value.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// static BARRIER: syncthreads::Barrier = syncthreads::Barrier::new(2);
-    /// assert_eq!(format!("{BARRIER:?}"),
-    ///     "Barrier { phase_parity: false, pending: 2, expected: 2, tx: 0, poisoned: false }");
-    /// ```
-    #[cfg(not(any(loom, shuttle)))]
-    #[track_caller]
-    #[must_use]
-    pub const fn new(expected: usize) -> Barrier {
-        Barrier {
-            engine: Engine::new(expected),
-        }
-    }
-
-    /// Creates a barrier for `expected` participants (model-checker build).
-    #[cfg(any(loom, shuttle))]
-    #[track_caller]
-    #[must_use]
-    pub fn new(expected: usize) -> Barrier {
-        Barrier {
-            engine: Engine::new(expected),
+    crate::sync::const_unless_model! {
+        /// Creates a barrier for `expected` participants, in phase 0, with no
+        /// completion function.
+        ///
+        /// # Panics
+        ///
+        /// Unless `1 <= expected <= Barrier::MAX`. Being `const`, the message
+        /// names the range rather than the value.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// static BARRIER: syncthreads::Barrier = syncthreads::Barrier::new(2);
+        /// assert_eq!(format!("{BARRIER:?}"),
+        ///     "Barrier { phase_parity: false, pending: 2, expected: 2, tx: 0, poisoned: false }");
+        /// ```
+        #[track_caller]
+        #[must_use]
+        pub fn new(expected: usize) -> Barrier {
+            Barrier {
+                engine: Engine::new(expected),
+            }
         }
     }
 }

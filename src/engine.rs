@@ -59,25 +59,15 @@ struct Arrival {
 }
 
 impl Engine {
-    /// As `Barrier::new`.
-    #[cfg(not(any(loom, shuttle)))]
-    #[track_caller]
-    #[must_use]
-    pub(crate) const fn new(expected: usize) -> Engine {
-        Engine {
-            state: State::new(Snapshot::initial(expected_const(expected))),
-            completion: UnsafeCell::new(()),
-        }
-    }
-
-    /// As `Barrier::new`.
-    #[cfg(any(loom, shuttle))]
-    #[track_caller]
-    #[must_use]
-    pub(crate) fn new(expected: usize) -> Engine {
-        Engine {
-            state: State::new(Snapshot::initial(expected_const(expected))),
-            completion: UnsafeCell::new(()),
+    crate::sync::const_unless_model! {
+        /// As `Barrier::new`.
+        #[track_caller]
+        #[must_use]
+        pub(crate) fn new(expected: usize) -> Engine {
+            Engine {
+                state: State::new(Snapshot::initial(expected_const(expected))),
+                completion: UnsafeCell::new(()),
+            }
         }
     }
 }

@@ -184,3 +184,15 @@ pub(crate) fn now() -> std::time::Instant {
     let ticks = TICKS.with(|t| t.replace(t.get() + 1));
     *BASE.get_or_init(std::time::Instant::now) + std::time::Duration::from_millis(ticks)
 }
+
+/// Writes a constructor once: a `const fn` in a real build, a plain `fn`
+/// under the model checkers, whose atomics have no `const` constructor.
+macro_rules! const_unless_model {
+    ($(#[$attr:meta])* $vis:vis fn $($rest:tt)*) => {
+        #[cfg(not(any(loom, shuttle)))]
+        $(#[$attr])* $vis const fn $($rest)*
+        #[cfg(any(loom, shuttle))]
+        $(#[$attr])* $vis fn $($rest)*
+    };
+}
+pub(crate) use const_unless_model;

@@ -52,14 +52,10 @@ pub(crate) enum Recorded {
 pub(crate) struct State(AtomicU64);
 
 impl State {
-    #[cfg(not(any(loom, shuttle)))]
-    pub(crate) const fn new(initial: Snapshot) -> State {
-        State(AtomicU64::new(initial.0))
-    }
-
-    #[cfg(any(loom, shuttle))]
-    pub(crate) fn new(initial: Snapshot) -> State {
-        State(AtomicU64::new(initial.0))
+    crate::sync::const_unless_model! {
+        pub(crate) fn new(initial: Snapshot) -> State {
+            State(AtomicU64::new(initial.0))
+        }
     }
 
     #[inline]
