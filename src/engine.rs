@@ -230,8 +230,8 @@ impl<F> Engine<F> {
     }
 
     /// The current phase modulo 4 (`Relaxed`: for a participant between its
-    /// wait and its next arrival the phase cannot change; see block.rs), or
-    /// the phase a diagnostic record names.
+    /// wait and its next arrival the phase cannot change), or the phase a
+    /// diagnostic record names.
     #[inline]
     pub(crate) fn phase(&self) -> Phase {
         // Relaxed: coherence after the caller's own Acquire wait; nothing read through it (orderings.md).

@@ -1,4 +1,4 @@
-//! The async waits of a [`Barrier`]: the methods that make the
+//! The engine's async waits, a `Barrier`'s and a `Team`'s: the methods that make the
 //! futures of `future.rs`, and the one poll they all share, which takes the
 //! task half of the handshake in `src/wait.rs`.
 

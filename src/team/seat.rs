@@ -341,25 +341,9 @@ impl<F: Completion> Seat<'_, F> {
     }
 
     /// A flat team's plain arrival: one RMW of the word, whose own read is
-    /// the entry check. The seat knows the phase of its arrival (the one
-    /// after its last); [`PhaseOf::Exactly`] refuses a word still in the
-    /// seat's last phase (the engine decides whether it is a double
-    /// arrival), poisoned or retired, and waits out a completion window as
-    /// every arrival does. No load of the word before the RMW: on a
-    /// contended line that load is a miss of its own, and the RMW's
-    /// ownership a second one. Nor does the RMW need one's `Acquire`: a
-    /// tree seat's entry read orders its node RMW after the node's re-arm
-    /// (orderings.md, point 3); a flat seat touches no node, and the word's
-    /// RMW carries the orderings of every arrival (state.rs).
-    ///
-    /// The entry is published before the RMW, as for every arrival
-    /// (team/ranks.rs); a refused arrival puts the seat's previous entry
-    /// back before it panics, so that nothing it changed stays changed.
-    /// Until then the table holds an entry two phases ahead of the word's
-    /// (orderings.md, "Reading the per-rank table", reads it right). The refusal
-    /// inside the team's own completion function is a panic out of the
-    /// RMW's wait for the next phase, so the entry goes back as that
-    /// unwinds ([`Unpublish`]).
+    /// the entry check ([`PhaseOf::Exactly`]), with no load before it. The
+    /// entry is published first and put back if the arrival is refused
+    /// ([`Unpublish`]) (team-tree.md, "A flat seat's arrival").
     ///
     /// [`PhaseOf::Exactly`]: crate::op::PhaseOf::Exactly
     #[track_caller]
@@ -467,7 +451,7 @@ impl<F: Completion> Seat<'_, F> {
 /// one: put back by a refused arrival ([`restore`](Unpublish::restore)),
 /// and by the drop of an arrival that unwinds inside the team's own
 /// completion function. That unwinding is the refusal of
-/// `Barrier::wait_for_next_phase`: this thread's own completion holds the
+/// `Engine::wait_for_next_phase`: this thread's own completion holds the
 /// word completing, so the RMW counted nothing. Any other unwinding out of
 /// the RMW is a completion function that this arrival ran, after it
 /// counted: its entry stays. A counted arrival forgets the guard.

@@ -95,23 +95,10 @@ impl Node {
         }
     }
 
-    /// A plain contribution `c` to `round`: one `fetch_add` of
-    /// [`NodeWord::delta`]; the one that brings `pending` to 0 re-arms the
-    /// node ([`rearm`](Node::rearm)) and climbs with the sums found there.
-    ///
-    /// It finds the node in `round` with `pending >= 1`, so the addition is
-    /// [`NodeWord::count`]: `c` carries at least one arrival and no drop,
-    /// so every arrival it counts is a seat's own plain arrival in phase
-    /// `round` from this node's subtree (a leave carries a drop): this
-    /// seat's, or one in the sums of a child's round that this climber
-    /// completed, having acquired that seat's contribution. That seat read the barrier word with `Acquire`
-    /// showing phase `round` before it arrived (orderings.md,
-    /// point 3); the root's climber made that phase after every node's
-    /// re-arm for `round`, this one's included, so this RMW happens-after
-    /// the re-arm and reads it or a later word (coherence). Later words are
-    /// still of `round`: the round cannot complete without `c`. An early
-    /// contribution to the *next* round comes only from leavers, which
-    /// carry a leave and take the CAS path (team-tree.md, "Leaving").
+    /// A plain contribution `c` to `round`: one `fetch_add`; the one that
+    /// brings `pending` to 0 re-arms the node and climbs with the sums. It
+    /// always finds the node in `round` (team-tree.md, "A plain
+    /// contribution").
     #[inline]
     fn add(&self, round: Phase, c: Contribution) -> Option<Contribution> {
         let delta = NodeWord::delta(c);
@@ -128,37 +115,11 @@ impl Node {
     }
 
     /// Re-arms a node whose round the last plain contribution completed,
-    /// `cur` being the word it left: the sums to climb with.
-    ///
-    /// Until this CAS the word sits in the completed round with `pending`
-    /// 0 ([`NodeWord::is_completed`]). Two transitions can land there
-    /// meanwhile: a leaver's early contribution to the next round, folded
-    /// into this one ([`NodeWord::fold`]), and a join's attach in this
-    /// round ([`NodeWord::attach`]); no contribution to this round is left,
-    /// and no plain one to the next can come before the climb that follows
-    /// this re-arm. So it is a CAS from the word found, re-computing the
-    /// re-arm when it fails, never a store: the sums, the members and so
-    /// the `leave` it climbs with are those of the word it replaces, as if
-    /// the fold or the attach had come before the round's last
-    /// contribution.
-    ///
-    /// Acquire on success: this is the climber's acquire of the round.
-    /// The CAS reads the word the completing fetch_add left or a later one,
-    /// so it reads within the release sequence of every contribution of
-    /// the round (each a Release RMW, continued by every RMW after it) and
-    /// synchronizes with all of them, and the climber hands them on with its
-    /// Release at the parent or the word. A fold that lands after the
-    /// fetch_add is a leaver's arrival too (it counts in the next phase),
-    /// whose writes must reach the next phase's completion: its leaver's
-    /// climb ends at the fold, so this climber is what carries it on, and
-    /// the same Acquire synchronizes with it. (When the fold empties the
-    /// node nothing else acquires it ever: the round's other members left,
-    /// and the node is touched again only by a join.) No Release: the re-arm publishes
-    /// nothing of its own; the completer's writes went out with its
-    /// fetch_add, and being an RMW this CAS continues every release
-    /// sequence of the word (the members', the folds'), so later
-    /// contributions still synchronize with them. An attach hands over
-    /// nothing (`Node::attach`). Failure Relaxed: it only re-seeds the loop.
+    /// `cur` being the word it left: the sums to climb with. A CAS from the
+    /// word found, never a store: a fold or an attach may land in the
+    /// completed round first, and counts in it. Acquire: the climber's
+    /// acquire of the round, folds included; no Release of its own
+    /// (team-tree.md, "Re-arming a node").
     fn rearm(&self, mut cur: NodeWord) -> Contribution {
         loop {
             let (new, sums) = cur.rearm();
