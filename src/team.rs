@@ -62,7 +62,7 @@ mod shape;
 mod shared;
 mod tree;
 
-use ranks::{Entry, LEFT, PART, UNHANDED};
+use ranks::{RankEntry, LEFT, PART, UNHANDED};
 pub use seat::Seat;
 use tree::Front;
 
@@ -138,7 +138,7 @@ pub struct Team<F = ()> {
     /// On its own cache line: the seats read `front` and `fan_in` on every
     /// arrival, and they must not share a line with the word that the
     /// root's CAS and every waiter's poll bounce between cores.
-    barrier: CachePadded<Engine<F>>,
+    engine: CachePadded<Engine<F>>,
     /// What a seat's arrival passes through: nothing, or the tree.
     front: Front,
     /// The per-rank table (team/ranks.rs), one entry per rank of the
@@ -205,37 +205,37 @@ impl<F> Team<F> {
     #[doc(hidden)]
     #[must_use]
     pub fn bench_word(&self) -> String {
-        format!("{:?}", *self.barrier)
+        format!("{:?}", *self.engine)
     }
 
     /// The team's barrier, for `Debug` output only.
     pub(crate) fn barrier_debug(&self) -> &(dyn fmt::Debug + '_) {
-        &*self.barrier
+        &*self.engine
     }
 
     /// One load of the team's word, for the queries of what is built on it.
     #[inline]
     pub(crate) fn word(&self, order: Ordering) -> Snapshot {
-        self.barrier.word(order)
+        self.engine.word(order)
     }
 }
 
 impl<F: Completion> Team<F> {
     /// Claims `rank`, taking part since construction and not handed out
     /// yet; what its entry said otherwise.
-    fn claim(&self, rank: usize) -> Result<(), Entry> {
+    fn claim(&self, rank: usize) -> Result<(), RankEntry> {
         let entry = self.entry(rank);
         // Relaxed: the CAS's atomicity alone hands the rank out; it publishes nothing (orderings.md).
-        let mut e = Entry(entry.load(Ordering::Relaxed));
+        let mut e = RankEntry(entry.load(Ordering::Relaxed));
         loop {
             if e.state() != UNHANDED {
                 return Err(e);
             }
-            let part = Entry::new(PART, e.wide());
+            let part = RankEntry::new(PART, e.wide());
             // Relaxed: as above.
             match entry.compare_exchange_weak(e.0, part.0, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => return Ok(()),
-                Err(found) => e = Entry(found),
+                Err(found) => e = RankEntry(found),
             }
         }
     }
@@ -365,8 +365,8 @@ impl<F: Completion> Team<F> {
     #[track_caller]
     pub fn join(&self) -> Option<Seat<'_, F>> {
         let call = SeatCall::Join;
-        let barrier = &self.barrier;
-        barrier.check_not_in_completion(&call);
+        let engine = &self.engine;
+        engine.check_not_in_completion(&call);
         // A join that panics changes nothing, so a poisoned lock is fine.
         let joins = self
             .joins
@@ -381,18 +381,18 @@ impl<F: Completion> Team<F> {
         // hands out a rank. Relaxed: a stale word or stale entries answer
         // as a join made a moment earlier would, and a wrong "free" is
         // caught below; nothing read here is handed on.
-        let mut s = barrier.word(Ordering::Relaxed);
+        let mut s = engine.word(Ordering::Relaxed);
         while s.is_completing() {
-            barrier.wait_until(|s| (!s.is_completing()).then_some(()));
+            engine.wait_until(|s| (!s.is_completing()).then_some(()));
             // Relaxed: as above.
-            s = barrier.word(Ordering::Relaxed);
+            s = engine.word(Ordering::Relaxed);
         }
         if let Err(misuse) = crate::op::check_join(s, 1) {
             misuse.panic(call);
         }
         // Full: nothing changed.
         self.lowest_free(self.wide_phase(s.phase()))?;
-        let joined = barrier
+        let joined = engine
             .join(call.joining(), 1)
             .expect("one participant joins");
         // The phase may have moved on since the look above. Now it cannot
@@ -408,13 +408,13 @@ impl<F: Completion> Team<F> {
             // completion function here, outside the join lock.
             crate::sync::model_event("team-join-leaves-again");
             drop(joins);
-            let _left = barrier.arrive_combined(call.combined(1, 1, 0, true));
+            let _left = engine.arrive_combined(call.combined(1, 1, 0, true));
             return None;
         };
         // Relaxed: the seat is handed to its thread with a happens-before
         // edge, and later joins read it under the lock.
         self.entry(rank)
-            .store(Entry::new(PART, wide).0, Ordering::Relaxed);
+            .store(RankEntry::new(PART, wide).0, Ordering::Relaxed);
         let in_tree = match &self.front {
             Front::Flat => false,
             Front::Tree(tree) => {
@@ -453,13 +453,13 @@ impl<F: Completion> Team<F> {
     #[track_caller]
     #[inline]
     pub(crate) fn arrive_and_wait_seatless(&self, name: &'static str) -> BarrierWaitResult {
-        self.barrier.arrive_and_wait_as(name)
+        self.engine.arrive_and_wait_as(name)
     }
 
     /// The current phase modulo 4 (`Relaxed`); see `Engine::phase`.
     #[inline]
     pub(crate) fn phase(&self) -> Phase {
-        self.barrier.phase()
+        self.engine.phase()
     }
 }
 
@@ -505,7 +505,7 @@ mod tests {
 
     #[test]
     fn tree_shape_and_memory_table() {
-        let line = std::mem::size_of::<crate::lines::Cell<Node>>();
+        let line = std::mem::size_of::<crate::lines::Line<Node>>();
         for (seats, nodes) in [
             (1, 0),
             (2, 0),

@@ -2,7 +2,7 @@
 //! capacity, each in the default shape; each checks its arguments and names
 //! itself in its panics.
 
-use super::ranks::{Entry, UNHANDED};
+use super::ranks::{RankEntry, UNHANDED};
 use super::tree::{Front, MAX_FAN_IN};
 use super::{Team, FAN_IN, FLAT};
 use crate::engine::Engine;
@@ -165,7 +165,7 @@ fn check_capacity(call: &dyn fmt::Display, seats: usize, capacity: usize) {
 
 impl<F> Team<F> {
     /// A constructor's team: `call` names the constructor in its panics;
-    /// `seats` and `capacity` are checked before `barrier` makes the word.
+    /// `seats` and `capacity` are checked before `engine` makes the word.
     #[track_caller]
     pub(super) fn checked(
         call: &dyn fmt::Display,
@@ -173,10 +173,10 @@ impl<F> Team<F> {
         capacity: usize,
         fan_in: usize,
         flat: usize,
-        barrier: impl FnOnce() -> Engine<F>,
+        engine: impl FnOnce() -> Engine<F>,
     ) -> Team<F> {
         check_capacity(call, seats, capacity);
-        Team::build(call, barrier(), seats, capacity, fan_in, flat)
+        Team::build(call, engine(), seats, capacity, fan_in, flat)
     }
 
     /// The team of a checked constructor; `call` names it for the
@@ -184,7 +184,7 @@ impl<F> Team<F> {
     #[track_caller]
     fn build(
         call: &dyn fmt::Display,
-        barrier: Engine<F>,
+        engine: Engine<F>,
         seats: usize,
         capacity: usize,
         fan_in: usize,
@@ -195,7 +195,7 @@ impl<F> Team<F> {
             "syncthreads: {call}: the fan-in must be in 2 ..= {MAX_FAN_IN}"
         );
         let team = Team {
-            barrier: CachePadded::new(barrier),
+            engine: CachePadded::new(engine),
             front: Front::new(seats, capacity, fan_in, flat),
             ranks: Lines::new((0..capacity).map(|_| AtomicU64::new(0)), AtomicU64::new(0)),
             joins: Mutex::new(()),
@@ -207,7 +207,7 @@ impl<F> Team<F> {
             // Relaxed: construction; the team is handed to other threads
             // with a happens-before edge.
             team.entry(rank)
-                .store(Entry::new(UNHANDED, 0).0, Ordering::Relaxed);
+                .store(RankEntry::new(UNHANDED, 0).0, Ordering::Relaxed);
         }
         team
     }

@@ -62,12 +62,12 @@ const WIDE: u64 = !STATE;
 
 /// A decoded entry.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) struct Entry(pub(super) u64);
+pub(super) struct RankEntry(pub(super) u64);
 
-impl Entry {
-    pub(super) fn new(state: u64, wide: u64) -> Entry {
+impl RankEntry {
+    pub(super) fn new(state: u64, wide: u64) -> RankEntry {
         debug_assert!(state & WIDE == 0);
-        Entry(state | (wide & WIDE))
+        RankEntry(state | (wide & WIDE))
     }
     pub(super) fn state(self) -> u64 {
         self.0 & STATE
@@ -98,14 +98,14 @@ impl<F> Team<F> {
 
     /// Every entry, in rank order (`Relaxed` loads: see the module docs
     /// for what the caller's `Acquire` read of the word makes them show).
-    pub(super) fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
-        (0..self.capacity as usize).map(|r| Entry(self.entry(r).load(Ordering::Relaxed)))
+    pub(super) fn entries(&self) -> impl Iterator<Item = RankEntry> + '_ {
+        (0..self.capacity as usize).map(|r| RankEntry(self.entry(r).load(Ordering::Relaxed)))
     }
 
     /// The wide number of the current phase, whose value modulo 4 is
     /// `phase` (orderings.md, "Reading the per-rank table").
     pub(super) fn wide_phase(&self, phase: Phase) -> u64 {
-        let max = self.entries().map(Entry::wide).max().unwrap_or(0);
+        let max = self.entries().map(RankEntry::wide).max().unwrap_or(0);
         // `M - 2`, not `M - 1`: a flat seat's entry may be two ahead.
         let base = max.saturating_sub(2);
         base + (phase.bits().wrapping_sub(base) & 3)

@@ -3,7 +3,7 @@
 //! docs/design/orderings.md).
 
 use super::call::SeatCall;
-use super::ranks::Entry;
+use super::ranks::RankEntry;
 use super::tree::{Contribution, Front};
 use super::Team;
 use crate::completion::Completion;
@@ -94,7 +94,7 @@ impl<'a, F: Completion> Seat<'a, F> {
     /// Stores this rank's entry, before the arrival or leave it describes
     /// (team/ranks.rs). Relaxed: that arrival's `Release` carries it.
     #[inline]
-    fn publish(&self, e: Entry) {
+    fn publish(&self, e: RankEntry) {
         self.entry.store(e.0, Ordering::Relaxed);
     }
 
@@ -188,7 +188,7 @@ impl<F: Completion> Seat<'_, F> {
                 .describe_seat_wait(std::panic::Location::caller(), self.rank as usize);
             let done = self
                 .team
-                .barrier
+                .engine
                 .wait_for(wait_name, Target::Token(token.phase), None);
             debug_assert!(done);
         }
@@ -223,7 +223,7 @@ impl<F: Completion> Seat<'_, F> {
     pub fn arrive_and_wait_async(&self) -> ArriveAndWaitFuture<'_, F> {
         let (token, completed) = self.arrive_as(SeatCall::ArriveAndWaitAsync, 0);
         let future = ArriveAndWaitFuture::arrived(
-            &self.team.barrier,
+            &self.team.engine,
             "Seat::arrive_and_wait_async()",
             token.phase,
             completed,
@@ -278,13 +278,13 @@ impl<F: Completion> Seat<'_, F> {
     /// ```
     #[track_caller]
     pub fn arrive_and_drop(self) {
-        let barrier = &self.team.barrier;
+        let engine = &self.team.engine;
         // Relaxed: only a reason to panic; a stale word leads to the RMW, which decides (orderings.md).
-        let s = barrier.word(Ordering::Relaxed);
+        let s = engine.word(Ordering::Relaxed);
         if s.poison().is_some() {
             poisoned_panic(SeatCall::ArriveAndDrop, s);
         }
-        barrier.check_not_in_completion(&SeatCall::ArriveAndDrop);
+        engine.check_not_in_completion(&SeatCall::ArriveAndDrop);
         let seat = std::mem::ManuallyDrop::new(self);
         seat.leave(SeatCall::ArriveAndDrop, false);
     }
@@ -297,7 +297,7 @@ impl<F: Completion> Seat<'_, F> {
     #[inline]
     pub(super) fn enter(&self, call: SeatCall) -> Phase {
         let phase = self.next_phase();
-        self.team.barrier.enter(call.seat_arrival(phase, self.rank));
+        self.team.engine.enter(call.seat_arrival(phase, self.rank));
         phase
     }
 
@@ -320,12 +320,12 @@ impl<F: Completion> Seat<'_, F> {
     /// [`arrive_as`](Self::arrive_as) through the tree, or with `tx`.
     #[track_caller]
     fn arrive_tree(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
-        let barrier = &self.team.barrier;
+        let engine = &self.team.engine;
         let phase = self.enter(call);
         if tx > 0 {
             // Before the tree arrival: the phase cannot complete until that
             // arrival, and a range misuse panics with nothing changed (point 4).
-            let _expect_tx = barrier.arrive_combined(call.combined(0, 0, tx, false));
+            let _expect_tx = engine.arrive_combined(call.combined(0, 0, tx, false));
         }
         let arrival = Contribution {
             arrivals: 1,
@@ -334,7 +334,7 @@ impl<F: Completion> Seat<'_, F> {
         };
         let wide = self.last.get().wrapping_add(1);
         debug_assert_eq!(Phase::of_wide(wide), phase);
-        self.publish(Entry::new(super::PART, wide.wrapping_add(1)));
+        self.publish(RankEntry::new(super::PART, wide.wrapping_add(1)));
         let result = self.contribute(phase, arrival, call, false);
         self.last.set(wide);
         result
@@ -349,15 +349,15 @@ impl<F: Completion> Seat<'_, F> {
     #[track_caller]
     #[inline(always)]
     fn arrive_flat(&self, call: SeatCall) -> (ArrivalToken, bool) {
-        let barrier = &self.team.barrier;
+        let engine = &self.team.engine;
         let wide = self.last.get().wrapping_add(1);
         let unpublish = Unpublish {
-            barrier,
+            engine,
             // Relaxed: this seat's own entry, which only this thread writes.
             entry: (self.entry, self.entry.load(Ordering::Relaxed)),
         };
-        self.publish(Entry::new(super::PART, wide.wrapping_add(1)));
-        match barrier.try_arrive_combined(call.seat_arrival(Phase::of_wide(wide), self.rank)) {
+        self.publish(RankEntry::new(super::PART, wide.wrapping_add(1)));
+        match engine.try_arrive_combined(call.seat_arrival(Phase::of_wide(wide), self.rank)) {
             Ok(arrived) => {
                 std::mem::forget(unpublish);
                 self.last.set(wide);
@@ -388,13 +388,13 @@ impl<F: Completion> Seat<'_, F> {
             Front::Tree(tree) if !self.direct.replace(false) => tree,
             _ => {
                 return team
-                    .barrier
+                    .engine
                     .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet))
             }
         };
         let leaf = self.rank / team.fan_in;
         match tree.climb(leaf, round, c) {
-            None => (team.barrier.token_for(round), false),
+            None => (team.engine.token_for(round), false),
             Some(sums) => team.arrive_root(round, sums, call, quiet),
         }
     }
@@ -416,12 +416,12 @@ impl<F: Completion> Seat<'_, F> {
     pub(super) fn leave(&self, call: SeatCall, quiet: bool) {
         let last = self.last.get();
         // Its leave counts as its arrival in the phase after its last one.
-        self.publish(Entry::new(super::LEFT, last.wrapping_add(1)));
+        self.publish(RankEntry::new(super::LEFT, last.wrapping_add(1)));
         let last = Phase::of_wide(last);
         if let Front::Flat = self.team.front {
             let _left = self
                 .team
-                .barrier
+                .engine
                 .arrive_combined(call.leave_after(last, 1, true));
             return;
         }
@@ -439,7 +439,7 @@ impl<F: Completion> Seat<'_, F> {
             let _ = self.contribute(last.next().next(), only_leave, call, quiet);
             let _first = self
                 .team
-                .barrier
+                .engine
                 .arrive_combined(call.combined(1, 1, 0, quiet));
             return;
         }
@@ -456,7 +456,7 @@ impl<F: Completion> Seat<'_, F> {
 /// the RMW is a completion function that this arrival ran, after it
 /// counted: its entry stays. A counted arrival forgets the guard.
 struct Unpublish<'a, F: Completion> {
-    barrier: &'a Engine<F>,
+    engine: &'a Engine<F>,
     entry: (&'a AtomicU64, u64),
 }
 
@@ -470,7 +470,7 @@ impl<F: Completion> Unpublish<'_, F> {
 
 impl<F: Completion> Drop for Unpublish<'_, F> {
     fn drop(&mut self) {
-        if self.barrier.in_own_completion() {
+        if self.engine.in_own_completion() {
             self.restore();
         }
     }
@@ -479,19 +479,19 @@ impl<F: Completion> Drop for Unpublish<'_, F> {
 impl<F: Completion> Drop for Seat<'_, F> {
     /// Leaves the team; poisons it if the thread is unwinding.
     fn drop(&mut self) {
-        let barrier = &self.team.barrier;
+        let engine = &self.team.engine;
         if std::thread::panicking() {
-            barrier.poison_because(Poison::Panic);
+            engine.poison_because(Poison::Panic);
             return;
         }
         // Relaxed: only skips a leave that does nothing; the leave's RMW decides (orderings.md).
-        let s = barrier.word(Ordering::Relaxed);
+        let s = engine.word(Ordering::Relaxed);
         if s.poison().is_some() || s.is_retired() {
             return;
         }
-        if barrier.in_own_completion() {
+        if engine.in_own_completion() {
             // It could only leave once that function has returned.
-            barrier.poison_because(Poison::DropInCompletion);
+            engine.poison_because(Poison::DropInCompletion);
             return;
         }
         self.leave(SeatCall::Drop, true);

@@ -11,7 +11,7 @@ crate::engine::engine_methods! {
     Team, "team",
     arrive: "[`Seat::arrive`](crate::Seat::arrive)",
     arrive_and_wait: "[`Seat::arrive_and_wait`](crate::Seat::arrive_and_wait)",
-    engine: barrier,
+    engine: engine,
     describe_wait: describe_wait,
     subject: subject,
     wait {

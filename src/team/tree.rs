@@ -10,7 +10,7 @@
 use super::call::SeatCall;
 use super::Team;
 use crate::completion::Completion;
-use crate::lines::{Cell, Lines};
+use crate::lines::{Line, Lines};
 use crate::phase::Phase;
 use crate::sync::{AtomicU64, Ordering};
 use crate::token::ArrivalToken;
@@ -205,7 +205,7 @@ impl Front {
     }
 
     /// The tree's nodes (none for a flat front).
-    pub(super) fn nodes(&self) -> &[Cell<Node>] {
+    pub(super) fn nodes(&self) -> &[Line<Node>] {
         match self {
             Front::Flat => &[],
             Front::Tree(tree) => &tree.0[..],
@@ -278,7 +278,7 @@ impl<F: Completion> Team<F> {
             // word itself, after this climb (`Seat::leave`). An RMW here
             // would change nothing; without it, no leave can meet a word
             // that such an arrival already retired.
-            return (self.barrier.token_for(round), false);
+            return (self.engine.token_for(round), false);
         }
         let op = if sums.arrivals == sums.drops {
             // A round of leavers only, which may be early: every seat left
@@ -291,7 +291,7 @@ impl<F: Completion> Team<F> {
         } else {
             call.combined(sums.arrivals, sums.drops, 0, quiet)
         };
-        self.barrier.arrive_combined(op)
+        self.engine.arrive_combined(op)
     }
 }
 
