@@ -382,10 +382,8 @@ impl<F: Completion> Team<F> {
         // as a join made a moment earlier would, and a wrong "free" is
         // caught below; nothing read here is handed on.
         let mut s = engine.word(Ordering::Relaxed);
-        while s.is_completing() {
-            engine.wait_until(|s| (!s.is_completing()).then_some(()));
-            // Relaxed: as above.
-            s = engine.word(Ordering::Relaxed);
+        if s.is_completing() {
+            s = engine.wait_for_next_phase(call.joining());
         }
         if let Err(misuse) = crate::op::check_join(s, 1) {
             misuse.panic(call);
@@ -462,6 +460,10 @@ impl<F: Completion> Team<F> {
         self.engine.phase()
     }
 }
+
+// The methods shared with a `Barrier` (the waits, tx, poisoning), after
+// the team's own (team/shared.rs).
+shared::shared_methods!();
 
 /// The iterator of [`Team::seats`].
 ///
