@@ -170,7 +170,7 @@ impl<'a> Op<'a> {
 impl Op<'_> {
     /// (arrivals, dropped participants, change of tx) as they apply to the
     /// running word `s`.
-    // Always inlined, with `apply`: a constant op folds (engine/record.rs, `try_update`).
+    // Always inlined, with `apply`: a constant op folds (engine/update.rs, `try_update`).
     #[inline(always)]
     fn delta(self, s: Snapshot) -> (usize, usize, i64) {
         match self {
@@ -220,7 +220,7 @@ impl Op<'_> {
 
     /// The running word `s` with this operation applied, or the misuse that
     /// forbids it. `s` must not be completing (the caller waits that out).
-    // Always inlined, with `delta`: a constant op folds (engine/record.rs, `try_update`).
+    // Always inlined, with `delta`: a constant op folds (engine/update.rs, `try_update`).
     #[inline(always)]
     pub(crate) fn apply(self, s: Snapshot) -> Result<Snapshot, Misuse> {
         debug_assert!(!s.is_completing());

@@ -69,7 +69,7 @@ impl State {
     /// one RMW stores that, and also starts the next phase
     /// (`has_completion == false`) or the completing state when the
     /// operation completes the phase.
-    // Always inlined: the caller's `apply` folds into its constant op (engine/record.rs, `try_update`).
+    // Always inlined: the caller's `apply` folds into its constant op (engine/update.rs, `try_update`).
     #[inline(always)]
     pub(crate) fn record<E>(
         &self,
