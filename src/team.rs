@@ -29,11 +29,10 @@
 
 use crate::completion::Completion;
 use crate::engine::Engine;
-use crate::lines::Lines;
 use crate::phase::Phase;
 use crate::state::Snapshot;
-use crate::sync::{AtomicU64, Mutex, Ordering};
-use crate::token::BarrierWaitResult;
+use crate::sync::{Mutex, Ordering};
+use crate::token::{ArrivalToken, BarrierWaitResult};
 #[cfg(doc)]
 use crate::Barrier;
 use call::SeatCall;
@@ -62,9 +61,9 @@ mod shape;
 mod shared;
 mod tree;
 
-use ranks::{RankEntry, LEFT, PART, UNHANDED};
+use ranks::{RankEntry, Ranks, LEFT, PART, UNHANDED};
 pub use seat::Seat;
-use tree::Front;
+use tree::{Contribution, Front};
 
 /// A [`Barrier`] with a combining tree in front of its word, for many
 /// threads: its participants arrive through [`Seat`]s, and the word is
@@ -143,7 +142,7 @@ pub struct Team<F = ()> {
     front: Front,
     /// The per-rank table (team/ranks.rs), one entry per rank of the
     /// capacity, each on a cache line that only its seat writes.
-    ranks: Lines<AtomicU64>,
+    ranks: Ranks,
     /// Held by a join from its first look at the table to its last change
     /// of the tree, so joins see each other's entries and revive empty
     /// nodes one at a time.
@@ -224,7 +223,7 @@ impl<F: Completion> Team<F> {
     /// Claims `rank`, taking part since construction and not handed out
     /// yet; what its entry said otherwise.
     fn claim(&self, rank: usize) -> Result<(), RankEntry> {
-        let entry = self.entry(rank);
+        let entry = self.ranks.entry(rank);
         // Relaxed: the CAS's atomicity alone hands the rank out; it publishes nothing (orderings.md).
         let mut e = RankEntry(entry.load(Ordering::Relaxed));
         loop {
@@ -389,15 +388,15 @@ impl<F: Completion> Team<F> {
             misuse.panic(call);
         }
         // Full: nothing changed.
-        self.lowest_free(self.wide_phase(s.phase()))?;
+        self.ranks.lowest_free(self.ranks.wide_phase(s.phase()))?;
         let joined = engine
             .join(call.joining(), 1)
             .expect("one participant joins");
         // The phase may have moved on since the look above. Now it cannot
         // complete before this participant arrives, so the table reads
         // exactly (orderings.md, "Reading the per-rank table").
-        let wide = self.wide_phase(joined);
-        let Some(rank) = self.lowest_free(wide) else {
+        let wide = self.ranks.wide_phase(joined);
+        let Some(rank) = self.ranks.lowest_free(wide) else {
             // The first look saw a rank free that is not free yet (it
             // straddled a completion): the participant that joined leaves
             // again at once, as a joined seat that is dropped before its
@@ -411,7 +410,8 @@ impl<F: Completion> Team<F> {
         };
         // Relaxed: the seat is handed to its thread with a happens-before
         // edge, and later joins read it under the lock.
-        self.entry(rank)
+        self.ranks
+            .entry(rank)
             .store(RankEntry::new(PART, wide).0, Ordering::Relaxed);
         let in_tree = match &self.front {
             Front::Flat => false,
@@ -464,6 +464,40 @@ impl<F: Completion> Team<F> {
 // The methods shared with a `Barrier` (the waits, tx, poisoning), after
 // the team's own (team/shared.rs).
 shared::shared_methods!();
+
+impl<F: Completion> Team<F> {
+    /// The root's climber: one combined arrival of round `round` on the word.
+    #[track_caller]
+    #[inline]
+    fn arrive_root(
+        &self,
+        round: Phase,
+        sums: Contribution,
+        call: SeatCall,
+        quiet: bool,
+    ) -> (ArrivalToken, bool) {
+        if sums.arrivals == 0 {
+            // Nothing for the word: every seat this round counts is a joined
+            // seat that left before its first arrival, which it makes on the
+            // word itself, after this climb (`Seat::leave`). An RMW here
+            // would change nothing; without it, no leave can meet a word
+            // that such an arrival already retired.
+            return (self.engine.token_for(round), false);
+        }
+        let op = if sums.arrivals == sums.drops {
+            // A round of leavers only, which may be early: every seat left
+            // while phase `round - 1` was still running (team-tree.md,
+            // "Leaving"). The word decides, in the RMW: drops folded into
+            // that phase if it still runs, arrivals and drops of `round`
+            // otherwise. Never a wait (the last leaver may be the thread
+            // that would end phase `round - 1`, e.g. by `complete_tx`).
+            call.leave_after(round.prev(), sums.drops, quiet)
+        } else {
+            call.combined(sums.arrivals, sums.drops, 0, quiet)
+        };
+        self.engine.arrive_combined(op)
+    }
+}
 
 /// The iterator of [`Team::seats`].
 ///

@@ -2,12 +2,11 @@
 //! capacity, each in the default shape; each checks its arguments and names
 //! itself in its panics.
 
-use super::ranks::{RankEntry, UNHANDED};
+use super::ranks::Ranks;
 use super::tree::{Front, MAX_FAN_IN};
 use super::{Team, FAN_IN, FLAT};
 use crate::engine::Engine;
-use crate::lines::Lines;
-use crate::sync::{AtomicU64, Mutex, Ordering};
+use crate::sync::Mutex;
 #[cfg(doc)]
 use crate::Barrier;
 use crossbeam_utils::CachePadded;
@@ -194,21 +193,14 @@ impl<F> Team<F> {
             (2..=MAX_FAN_IN).contains(&fan_in),
             "syncthreads: {call}: the fan-in must be in 2 ..= {MAX_FAN_IN}"
         );
-        let team = Team {
+        Team {
             engine: CachePadded::new(engine),
             front: Front::new(seats, capacity, fan_in, flat),
-            ranks: Lines::new((0..capacity).map(|_| AtomicU64::new(0)), AtomicU64::new(0)),
+            ranks: Ranks::new(seats, capacity),
             joins: Mutex::new(()),
             seats: seats as u32,
             capacity: capacity as u32,
             fan_in: fan_in as u32,
-        };
-        for rank in 0..seats {
-            // Relaxed: construction; the team is handed to other threads
-            // with a happens-before edge.
-            team.entry(rank)
-                .store(RankEntry::new(UNHANDED, 0).0, Ordering::Relaxed);
         }
-        team
     }
 }

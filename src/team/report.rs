@@ -28,7 +28,7 @@ impl<F: Completion> Team<F> {
     pub fn missing(&self) -> Vec<usize> {
         // Acquire: every entry stored before this phase's start → the reader (orderings.md).
         let s = self.engine.word(Ordering::Acquire);
-        self.missing_in(s.phase())
+        self.ranks.missing_in(s.phase())
     }
 }
 
@@ -38,7 +38,9 @@ impl<F> Team<F> {
     pub(crate) fn debug_progress(&self, f: &mut fmt::DebugStruct<'_, '_>) {
         // Acquire: as in `Team::missing`; here it also keeps the largest
         // entry within what fixes the wide phase (team/ranks.rs).
-        let p = self.progress_in(self.engine.word(Ordering::Acquire).phase());
+        let p = self
+            .ranks
+            .progress_in(self.engine.word(Ordering::Acquire).phase());
         f.field("arrived", &p.arrived)
             .field("expected", &p.expected);
     }
@@ -95,7 +97,7 @@ impl<F: Completion> Team<F> {
         // Acquire: as in `Team::missing`; a later phase read here also
         // makes every arrival in `phase` visible (they preceded its end).
         let _ = self.engine.word(Ordering::Acquire);
-        self.missing_in(crate::phase::Phase::new(phase as u8))
+        self.ranks.missing_in(crate::phase::Phase::new(phase as u8))
     }
 
     /// This team, as a stall report describes it.

@@ -82,7 +82,7 @@ impl<'a, F: Completion> Seat<'a, F> {
             rank: rank as u32,
             last: Cell::new(last),
             direct: Cell::new(direct),
-            entry: team.entry(rank),
+            entry: team.ranks.entry(rank),
         }
     }
 

@@ -7,13 +7,9 @@
 //! An empty node is touched by nobody but a join: its parent no longer
 //! waits for it.
 
-use super::call::SeatCall;
-use super::Team;
-use crate::completion::Completion;
 use crate::lines::{Line, Lines};
 use crate::phase::Phase;
 use crate::sync::{AtomicU64, Ordering};
-use crate::token::ArrivalToken;
 
 mod word;
 
@@ -258,40 +254,6 @@ impl Tree {
             }
             node = n.parent;
         }
-    }
-}
-
-impl<F: Completion> Team<F> {
-    /// The root's climber: one combined arrival of round `round` on the word.
-    #[track_caller]
-    #[inline]
-    pub(super) fn arrive_root(
-        &self,
-        round: Phase,
-        sums: Contribution,
-        call: SeatCall,
-        quiet: bool,
-    ) -> (ArrivalToken, bool) {
-        if sums.arrivals == 0 {
-            // Nothing for the word: every seat this round counts is a joined
-            // seat that left before its first arrival, which it makes on the
-            // word itself, after this climb (`Seat::leave`). An RMW here
-            // would change nothing; without it, no leave can meet a word
-            // that such an arrival already retired.
-            return (self.engine.token_for(round), false);
-        }
-        let op = if sums.arrivals == sums.drops {
-            // A round of leavers only, which may be early: every seat left
-            // while phase `round - 1` was still running (team-tree.md,
-            // "Leaving"). The word decides, in the RMW: drops folded into
-            // that phase if it still runs, arrivals and drops of `round`
-            // otherwise. Never a wait (the last leaver may be the thread
-            // that would end phase `round - 1`, e.g. by `complete_tx`).
-            call.leave_after(round.prev(), sums.drops, quiet)
-        } else {
-            call.combined(sums.arrivals, sums.drops, 0, quiet)
-        };
-        self.engine.arrive_combined(op)
     }
 }
 
