@@ -4,7 +4,7 @@
 
 use super::call::SeatCall;
 use super::ranks::RankEntry;
-use super::tree::{Contribution, Front};
+use super::tree::{Contribution, Front, Tree};
 use super::Team;
 use crate::completion::Completion;
 use crate::diagnostics::TokenRank;
@@ -311,33 +311,60 @@ impl<F: Completion> Seat<'_, F> {
     #[track_caller]
     #[inline(always)]
     pub(super) fn arrive_as(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
-        if let (0, Front::Flat) = (tx, &self.team.front) {
-            return self.arrive_flat(call);
+        // The one look at the front: each path below knows its own.
+        match &self.team.front {
+            Front::Flat if tx == 0 => self.arrive_flat(call),
+            Front::Flat => self.arrive_flat_tx(call, tx),
+            Front::Tree(tree) => self.arrive_tree(tree, call, tx),
         }
-        self.arrive_tree(call, tx)
     }
 
-    /// [`arrive_as`](Self::arrive_as) through the tree, or with `tx`.
+    /// [`arrive_as`](Self::arrive_as) through the tree (plus `tx`).
     #[track_caller]
-    fn arrive_tree(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
-        let engine = &self.team.engine;
-        let phase = self.enter(call);
-        if tx > 0 {
-            // Before the tree arrival: the phase cannot complete until that
-            // arrival, and a range misuse panics with nothing changed (point 4).
-            let _expect_tx = engine.arrive_combined(call.combined(0, 0, tx, false));
-        }
+    fn arrive_tree(&self, tree: &Tree, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
+        let (phase, wide) = self.counted_arrival(call, tx);
         let arrival = Contribution {
             arrivals: 1,
             drops: 0,
             leave: false,
         };
+        let result = self.contribute(tree, phase, arrival, call, false);
+        self.last.set(wide);
+        result
+    }
+
+    /// A flat team's arrival with `tx`: checked as a tree seat's, then one
+    /// arrival on the word.
+    #[track_caller]
+    fn arrive_flat_tx(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
+        let (_, wide) = self.counted_arrival(call, tx);
+        let result = self
+            .team
+            .engine
+            .arrive_combined(call.combined(1, 0, 0, false));
+        self.last.set(wide);
+        result
+    }
+
+    /// What precedes an arrival that the word does not check in its own
+    /// RMW: the entry check, the `tx` (before the arrival: the phase cannot
+    /// complete until that arrival, and a range misuse panics with nothing
+    /// changed, point 4) and the entry. Returns the arrival's phase and its
+    /// wide number, for the caller to store once the arrival is made.
+    #[track_caller]
+    #[inline(always)]
+    fn counted_arrival(&self, call: SeatCall, tx: u32) -> (Phase, u64) {
+        let phase = self.enter(call);
+        if tx > 0 {
+            let _expect_tx = self
+                .team
+                .engine
+                .arrive_combined(call.combined(0, 0, tx, false));
+        }
         let wide = self.last.get().wrapping_add(1);
         debug_assert_eq!(Phase::of_wide(wide), phase);
         self.publish(RankEntry::new(super::PART, wide.wrapping_add(1)));
-        let result = self.contribute(phase, arrival, call, false);
-        self.last.set(wide);
-        result
+        (phase, wide)
     }
 
     /// A flat team's plain arrival: one RMW of the word, whose own read is
@@ -370,28 +397,25 @@ impl<F: Completion> Seat<'_, F> {
         }
     }
 
-    /// Hands a contribution to round `round` to this seat's leaf (or, flat,
-    /// to the word) and climbs as far as it completes rounds.
+    /// Hands a contribution to round `round` to this seat's leaf of `tree`
+    /// and climbs as far as it completes rounds; to the word instead if
+    /// this seat's first arrival is owed there (`direct`).
     #[track_caller]
     #[inline]
-    pub(super) fn contribute(
+    fn contribute(
         &self,
+        tree: &Tree,
         round: Phase,
         c: Contribution,
         call: SeatCall,
         quiet: bool,
     ) -> (ArrivalToken, bool) {
         let team = self.team;
-        let tree = match &team.front {
-            // A tree's seat goes to its leaf unless its first arrival is owed
-            // on the word (`direct`); a flat seat never reads `direct`.
-            Front::Tree(tree) if !self.direct.replace(false) => tree,
-            _ => {
-                return team
-                    .engine
-                    .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet))
-            }
-        };
+        if self.direct.replace(false) {
+            return team
+                .engine
+                .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet));
+        }
         let leaf = self.rank / team.fan_in;
         match tree.climb(leaf, round, c) {
             None => (team.engine.token_for(round), false),
@@ -418,13 +442,16 @@ impl<F: Completion> Seat<'_, F> {
         // Its leave counts as its arrival in the phase after its last one.
         self.publish(RankEntry::new(super::LEFT, last.wrapping_add(1)));
         let last = Phase::of_wide(last);
-        if let Front::Flat = self.team.front {
-            let _left = self
-                .team
-                .engine
-                .arrive_combined(call.leave_after(last, 1, true));
-            return;
-        }
+        let tree = match &self.team.front {
+            Front::Flat => {
+                let _left = self
+                    .team
+                    .engine
+                    .arrive_combined(call.leave_after(last, 1, true));
+                return;
+            }
+            Front::Tree(tree) => tree,
+        };
         let c = Contribution {
             arrivals: 1,
             drops: 1,
@@ -436,14 +463,14 @@ impl<F: Completion> Seat<'_, F> {
                 drops: 0,
                 leave: true,
             };
-            let _ = self.contribute(last.next().next(), only_leave, call, quiet);
+            let _ = self.contribute(tree, last.next().next(), only_leave, call, quiet);
             let _first = self
                 .team
                 .engine
                 .arrive_combined(call.combined(1, 1, 0, quiet));
             return;
         }
-        let _ = self.contribute(last.next(), c, call, quiet);
+        let _ = self.contribute(tree, last.next(), c, call, quiet);
     }
 }
 
