@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{dbg, eventually, on_threads, phase_loop, running, watchdog};
+use common::{assert_one_leader_each, dbg, eventually, on_threads, phase_loop, running, watchdog};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::thread;
 use syncthreads::Barrier;
@@ -58,16 +58,7 @@ fn exactly_one_leader_per_phase() {
             }
         },
     );
-    let wrong: Vec<(usize, u32)> = leaders
-        .iter()
-        .map(|l| l.load(Ordering::Relaxed))
-        .enumerate()
-        .filter(|&(_, n)| n != 1)
-        .collect();
-    assert!(
-        wrong.is_empty(),
-        "(phase, leaders) with leaders != 1: {wrong:?}"
-    );
+    assert_one_leader_each(leaders.iter().map(|l| l.load(Ordering::Relaxed)));
     assert_eq!(dbg(&b), running(PHASES % 2 == 1, THREADS, THREADS, 0));
 }
 

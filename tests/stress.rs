@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{dbg, phase_loop, running};
+use common::{assert_one_leader_each, dbg, phase_loop, running};
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use syncthreads::Barrier;
@@ -32,16 +32,7 @@ fn sixteen_threads_twenty_thousand_phases_of_arrive_and_wait() {
         },
     );
     let took = start.elapsed();
-    let wrong: Vec<(usize, u8)> = leaders
-        .iter()
-        .map(|l| l.load(Ordering::Relaxed))
-        .enumerate()
-        .filter(|&(_, n)| n != 1)
-        .collect();
-    assert!(
-        wrong.is_empty(),
-        "(phase, leaders) with leaders != 1: {wrong:?}"
-    );
+    assert_one_leader_each(leaders.iter().map(|l| l.load(Ordering::Relaxed)));
     assert_eq!(dbg(&b), running(PHASES % 2 == 1, THREADS, THREADS, 0));
     eprintln!("{THREADS} threads x {PHASES} phases: {took:?}");
 }

@@ -109,6 +109,22 @@ pub fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// Asserts that each phase had exactly one leader: `leaders[p]` counts
+/// the arrivals of phase `p` whose `is_leader()` was true.
+#[track_caller]
+pub fn assert_one_leader_each<T: Into<u64>>(leaders: impl IntoIterator<Item = T>) {
+    let wrong: Vec<(usize, u64)> = leaders
+        .into_iter()
+        .map(Into::into)
+        .enumerate()
+        .filter(|&(_, n)| n != 1)
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "(phase, leaders) with leaders != 1: {wrong:?}"
+    );
+}
+
 /// `native` rounds, or `miri` under Miri: the interpreter is thousands of
 /// times slower, so the same test runs with fewer rounds (the same threads
 /// and tasks; a few Team tests also try fewer tree shapes there).
