@@ -371,15 +371,10 @@ impl<F: Completion> Team<F> {
             .joins
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // A first look, to refuse a join on a full team without touching
-        // the word. Only a refusal counts here: this load and the entries
-        // read after it may straddle a phase's completion (the word of one
-        // phase, the entries of the next), which can make a rank that is
-        // not yet free look free; the look after the join's RMW below,
-        // made while the joined phase cannot complete, is the one that
-        // hands out a rank. Relaxed: a stale word or stale entries answer
-        // as a join made a moment earlier would, and a wrong "free" is
-        // caught below; nothing read here is handed on.
+        // A first look, to refuse a full team without touching the word:
+        // only its refusal counts (team-tree.md, "The first look").
+        // Relaxed: a stale word answers as a join a moment earlier would,
+        // a wrong "free" is caught below, and nothing read is handed on.
         let mut s = engine.word(Ordering::Relaxed);
         if s.is_completing() {
             s = engine.wait_for_next_phase(call.joining());
@@ -397,12 +392,9 @@ impl<F: Completion> Team<F> {
         // exactly (orderings.md, "Reading the per-rank table").
         let wide = self.ranks.wide_phase(joined);
         let Some(rank) = self.ranks.lowest_free(wide) else {
-            // The first look saw a rank free that is not free yet (it
-            // straddled a completion): the participant that joined leaves
-            // again at once, as a joined seat that is dropped before its
-            // first arrival would, with an arrival and its drop on the
-            // word. That arrival may complete the phase, and run the
-            // completion function here, outside the join lock.
+            // The first look straddled a completion: leave again at once,
+            // as a joined seat dropped before its first arrival would
+            // (team-tree.md, "The first look"), outside the join lock.
             crate::sync::model_event("team-join-leaves-again");
             drop(joins);
             let _left = engine.arrive_combined(call.combined(1, 1, 0, true));
