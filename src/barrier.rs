@@ -4,7 +4,8 @@
 //! shares, in `barrier/shared.rs` (`engine::engine_methods!`).
 
 use crate::completion::Completion;
-use crate::engine::{ArriveAndWaitFuture, Engine};
+use crate::engine::{ArriveAndWaitFuture, Engine, Target};
+use crate::op::Op;
 use crate::state;
 use crate::token::{ArrivalToken, BarrierWaitResult};
 use std::fmt;
@@ -115,37 +116,28 @@ impl Barrier {
     /// ```
     pub const MAX_TX: u32 = state::MAX_TX;
 
-    /// Creates a barrier for `expected` participants, in phase 0, with no
-    /// completion function.
-    ///
-    /// # Panics
-    ///
-    /// Unless `1 <= expected <= Barrier::MAX`. Being `const`, the message
-    /// names the range rather than the value.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// static BARRIER: syncthreads::Barrier = syncthreads::Barrier::new(2);
-    /// assert_eq!(format!("{BARRIER:?}"),
-    ///     "Barrier { phase_parity: false, pending: 2, expected: 2, tx: 0, poisoned: false }");
-    /// ```
-    #[cfg(not(any(loom, shuttle)))]
-    #[track_caller]
-    #[must_use]
-    pub const fn new(expected: usize) -> Barrier {
-        Barrier {
-            engine: Engine::new(expected),
-        }
-    }
-
-    /// Creates a barrier for `expected` participants (model-checker build).
-    #[cfg(any(loom, shuttle))]
-    #[track_caller]
-    #[must_use]
-    pub fn new(expected: usize) -> Barrier {
-        Barrier {
-            engine: Engine::new(expected),
+    crate::sync::const_unless_model! {
+        /// Creates a barrier for `expected` participants, in phase 0, with no
+        /// completion function.
+        ///
+        /// # Panics
+        ///
+        /// Unless `1 <= expected <= Barrier::MAX`. Being `const`, the message
+        /// names the range rather than the value.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// static BARRIER: syncthreads::Barrier = syncthreads::Barrier::new(2);
+        /// assert_eq!(format!("{BARRIER:?}"),
+        ///     "Barrier { phase_parity: false, pending: 2, expected: 2, tx: 0, poisoned: false }");
+        /// ```
+        #[track_caller]
+        #[must_use]
+        pub fn new(expected: usize) -> Barrier {
+            Barrier {
+                engine: Engine::new(expected),
+            }
         }
     }
 }
@@ -223,7 +215,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub fn arrive(&self) -> ArrivalToken {
-        self.engine.arrive()
+        self.engine.token(self.engine.update(Op::Arrive))
     }
 
     /// Arrives `n` times at once in the current phase.
@@ -244,7 +236,7 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub fn arrive_n(&self, n: usize) -> ArrivalToken {
-        self.engine.arrive_n(n)
+        self.engine.token(self.engine.update(Op::ArriveN(n)))
     }
 
     /// Arrives and waits for the phase to complete: `std::sync::Barrier::wait`.
@@ -268,7 +260,14 @@ impl<F: Completion> Barrier<F> {
     #[track_caller]
     #[inline]
     pub fn arrive_and_wait(&self) -> BarrierWaitResult {
-        self.engine.arrive_and_wait()
+        let arrival = self.engine.update(Op::ArriveAndWait);
+        if !arrival.completed {
+            let target = Target::Arrival(arrival.phase);
+            self.engine.wait_for("arrive_and_wait()", target, None);
+        }
+        BarrierWaitResult {
+            is_leader: arrival.completed,
+        }
     }
 
     /// Arrives once and leaves: the current phase gets its arrival, and every
@@ -292,7 +291,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn arrive_and_drop(&self) {
-        self.engine.arrive_and_drop()
+        self.engine.update(Op::ArriveAndDrop);
     }
 
     /// Arrives `n` times and lowers the expected count of later phases by `n`.
@@ -311,7 +310,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn arrive_and_drop_n(&self, n: usize) {
-        self.engine.arrive_and_drop_n(n)
+        self.engine.update(Op::ArriveAndDropN(n));
     }
 
     /// Adds `n` participants, from the current phase on: the current phase
@@ -354,7 +353,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn add_participants(&self, n: usize) {
-        self.engine.add_participants(n)
+        let _joined = self.engine.join(Op::AddParticipants(n), n);
     }
 
     /// Adds `tx` to the transaction count and arrives `n` times, in one
@@ -376,7 +375,7 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn arrive_tx(&self, n: usize, tx: u32) -> ArrivalToken {
-        self.engine.arrive_tx(n, tx)
+        self.engine.token(self.engine.update(Op::ArriveTx(n, tx)))
     }
 
     /// Arrives now, and returns a future that completes once the phase has:
@@ -419,7 +418,9 @@ impl<F: Completion> Barrier<F> {
     /// ```
     #[track_caller]
     pub fn arrive_and_wait_async(&self) -> ArriveAndWaitFuture<'_, F> {
-        self.engine.arrive_and_wait_async()
+        let name = "arrive_and_wait_async()";
+        let arrival = self.engine.update(Op::ArriveAndWaitAsync);
+        ArriveAndWaitFuture::arrived(&self.engine, name, arrival.phase, arrival.completed)
     }
 }
 
@@ -431,3 +432,7 @@ impl<F> fmt::Debug for Barrier<F> {
         self.engine.fmt(f)
     }
 }
+
+// The methods shared with a `Team` (the waits, tx, poisoning), after the
+// barrier's own (barrier/shared.rs).
+shared::shared_methods!();

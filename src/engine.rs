@@ -1,16 +1,18 @@
-//! The phase engine that a `Barrier<F>` and a `Team<F>` are built on:
-//! construction, arrivals, tx counts, poisoning. Recording an operation
-//! lives in `engine/record.rs`, the waits in `engine/wait.rs`,
-//! the operations and their misuse in `op.rs`, the word in `state.rs` and
-//! its transitions in `state/transitions.rs`, running the completion
-//! function in `completion.rs`, the tokens in `token.rs`.
+//! The phase engine that a `Barrier<F>` and a `Team<F>` are built on, and
+//! what they share: construction, joins, tx counts, poisoning. The update
+//! path (recording an operation) lives in `engine/update.rs`, the entry
+//! points of a combining front (a `Team`'s seats) in `engine/front.rs`,
+//! the waits in `engine/wait.rs` and `engine/wait_async.rs`; the
+//! operations and their misuse in `op.rs`, the word in `state.rs` and its
+//! transitions in `state/transitions.rs`, running the completion function
+//! in `completion.rs`, the tokens in `token.rs`.
 
 use crate::completion::{self, Completion};
 use crate::op::{self, Op};
 use crate::phase::Phase;
 use crate::state::{self, Joined, Poison, Snapshot, State};
 use crate::sync::{Ordering, UnsafeCell};
-use crate::token::{ArrivalToken, BarrierWaitResult};
+use crate::token::ArrivalToken;
 use crate::wait::wake;
 use std::fmt;
 
@@ -18,9 +20,10 @@ pub use future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
 pub(crate) use methods::engine_methods;
 pub(crate) use wait::Target;
 
+mod front;
 mod future;
 mod methods;
-mod record;
+mod update;
 mod wait;
 mod wait_async;
 
@@ -51,33 +54,23 @@ static_assertions::assert_not_impl_any!(ArrivalToken: Clone);
 
 /// The result of one recorded arrival or tx operation.
 #[derive(Clone, Copy)]
-struct Arrival {
+pub(crate) struct Arrival {
     /// The phase the operation belongs to (modulo the 4 phases the word keeps).
-    phase: Phase,
+    pub(crate) phase: Phase,
     /// Whether this operation completed that phase.
-    completed: bool,
+    pub(crate) completed: bool,
 }
 
 impl Engine {
-    /// As `Barrier::new`.
-    #[cfg(not(any(loom, shuttle)))]
-    #[track_caller]
-    #[must_use]
-    pub(crate) const fn new(expected: usize) -> Engine {
-        Engine {
-            state: State::new(Snapshot::initial(expected_const(expected))),
-            completion: UnsafeCell::new(()),
-        }
-    }
-
-    /// As `Barrier::new`.
-    #[cfg(any(loom, shuttle))]
-    #[track_caller]
-    #[must_use]
-    pub(crate) fn new(expected: usize) -> Engine {
-        Engine {
-            state: State::new(Snapshot::initial(expected_const(expected))),
-            completion: UnsafeCell::new(()),
+    crate::sync::const_unless_model! {
+        /// As `Barrier::new`.
+        #[track_caller]
+        #[must_use]
+        pub(crate) fn new(expected: usize) -> Engine {
+            Engine {
+                state: State::new(Snapshot::initial(expected_const(expected))),
+                completion: UnsafeCell::new(()),
+            }
         }
     }
 }
@@ -100,52 +93,6 @@ impl<F: FnMut() + Send> Engine<F> {
 }
 
 impl<F: Completion> Engine<F> {
-    /// As `Barrier::arrive`.
-    #[track_caller]
-    #[inline]
-    pub(crate) fn arrive(&self) -> ArrivalToken {
-        self.token(self.update(Op::Arrive))
-    }
-
-    /// As `Barrier::arrive_n`.
-    #[track_caller]
-    #[inline]
-    pub(crate) fn arrive_n(&self, n: usize) -> ArrivalToken {
-        self.token(self.update(Op::ArriveN(n)))
-    }
-
-    /// As `Barrier::arrive_and_wait`.
-    #[doc(alias = "wait")]
-    #[track_caller]
-    #[inline]
-    pub(crate) fn arrive_and_wait(&self) -> BarrierWaitResult {
-        let arrival = self.update(Op::ArriveAndWait);
-        if !arrival.completed {
-            self.wait_for("arrive_and_wait()", Target::Arrival(arrival.phase), None);
-        }
-        BarrierWaitResult {
-            is_leader: arrival.completed,
-        }
-    }
-
-    /// As `Barrier::arrive_and_drop`.
-    #[track_caller]
-    pub(crate) fn arrive_and_drop(&self) {
-        self.update(Op::ArriveAndDrop);
-    }
-
-    /// As `Barrier::arrive_and_drop_n`.
-    #[track_caller]
-    pub(crate) fn arrive_and_drop_n(&self, n: usize) {
-        self.update(Op::ArriveAndDropN(n));
-    }
-
-    /// As `Barrier::add_participants`.
-    #[track_caller]
-    pub(crate) fn add_participants(&self, n: usize) {
-        let _joined = self.join(Op::AddParticipants(n), n);
-    }
-
     /// `add_participants(n)` as `op` names it in its messages: returns the
     /// phase the participants joined (`None` for `n == 0`, which changes
     /// nothing and never blocks).
@@ -179,12 +126,6 @@ impl<F: Completion> Engine<F> {
     #[track_caller]
     pub(crate) fn complete_tx(&self, tx: u32) {
         self.update(Op::CompleteTx(tx));
-    }
-
-    /// As `Barrier::arrive_tx`.
-    #[track_caller]
-    pub(crate) fn arrive_tx(&self, n: usize, tx: u32) -> ArrivalToken {
-        self.token(self.update(Op::ArriveTx(n, tx)))
     }
 
     /// As `Barrier::poison`.
@@ -240,8 +181,8 @@ impl<F> Engine<F> {
     }
 
     /// The current phase modulo 4 (`Relaxed`: for a participant between its
-    /// wait and its next arrival the phase cannot change; see block.rs), or
-    /// the phase a diagnostic record names.
+    /// wait and its next arrival the phase cannot change), or the phase a
+    /// diagnostic record names.
     #[inline]
     pub(crate) fn phase(&self) -> Phase {
         // Relaxed: coherence after the caller's own Acquire wait; nothing read through it (orderings.md).

@@ -89,6 +89,8 @@
 //! every wait for that phase returning, and every `try_wait*` that returns
 //! true for it.
 //!
+//! The words the crate's code and design notes use (phase, round, front, seat, …) are defined in the package's [`docs/design/glossary.md`](https://docs.rs/crate/syncthreads/latest/source/docs/design/glossary.md).
+//!
 //! # Waiting
 //!
 //! A waiter spins briefly on the word if every participant can have a core,

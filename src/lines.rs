@@ -26,14 +26,14 @@ const STRIDE: usize = std::mem::align_of::<CachePadded<u8>>();
 /// The padding before a value of up to 16 bytes.
 const PAD: usize = STRIDE - 16;
 
-/// One cell: padding, then the value.
+/// One line of a [`Lines`]: padding, then the value.
 #[repr(C, align(16))]
-pub(crate) struct Cell<T> {
+pub(crate) struct Line<T> {
     _pad: [MaybeUninit<u8>; PAD],
     value: T,
 }
 
-impl<T> Deref for Cell<T> {
+impl<T> Deref for Line<T> {
     type Target = T;
 
     fn deref(&self) -> &T {
@@ -43,7 +43,7 @@ impl<T> Deref for Cell<T> {
 
 /// `len` values a stride apart, plus a spare cell (see the module docs).
 pub(crate) struct Lines<T> {
-    cells: Box<[Cell<T>]>,
+    cells: Box<[Line<T>]>,
 }
 
 impl<T> Lines<T> {
@@ -52,7 +52,7 @@ impl<T> Lines<T> {
     pub(crate) fn new(values: impl ExactSizeIterator<Item = T>, spare: T) -> Lines<T> {
         let cells = values
             .chain(std::iter::once(spare))
-            .map(|value| Cell {
+            .map(|value| Line {
                 _pad: [MaybeUninit::uninit(); PAD],
                 value,
             })
@@ -70,9 +70,9 @@ impl<T> Lines<T> {
 }
 
 impl<T> Deref for Lines<T> {
-    type Target = [Cell<T>];
+    type Target = [Line<T>];
 
-    fn deref(&self) -> &[Cell<T>] {
+    fn deref(&self) -> &[Line<T>] {
         &self.cells[..self.cells.len() - 1]
     }
 }
@@ -83,8 +83,8 @@ mod tests {
 
     #[test]
     fn values_are_a_stride_apart_and_never_share_a_line_pair() {
-        assert_eq!(std::mem::size_of::<Cell<u64>>(), STRIDE);
-        assert_eq!(std::mem::size_of::<Cell<[usize; 2]>>(), STRIDE);
+        assert_eq!(std::mem::size_of::<Line<u64>>(), STRIDE);
+        assert_eq!(std::mem::size_of::<Line<[usize; 2]>>(), STRIDE);
         let lines = Lines::new((0..9usize).map(|i| [i, i]), [0, 0]);
         assert_eq!(lines.len(), 9);
         let start = std::ptr::from_ref(&*lines.cells).cast::<u8>().addr();

@@ -114,7 +114,7 @@ pub(crate) enum PhaseOf {
     /// ([`Misuse::Again`]): refused on the word the RMW reads, so that its
     /// own read is the check, and confirmed on the latest word by the
     /// engine (`Engine::again`), the one place that decides it.
-    Exactly(Phase, Who),
+    Exactly(Phase, Arriver),
     /// Participants leaving (`arrivals == drops`), all of which last
     /// arrived in this phase (their arrivals are in, or on their way
     /// combined with others): while it still runs, drops without an
@@ -127,7 +127,7 @@ pub(crate) enum PhaseOf {
 /// How a message names the participant behind an arrival: its kind (a
 /// "seat") and its number.
 #[derive(Clone, Copy)]
-pub(crate) struct Who {
+pub(crate) struct Arriver {
     pub(crate) kind: &'static str,
     pub(crate) id: u32,
 }
@@ -150,7 +150,7 @@ pub(crate) enum Misuse {
     /// An arrival of [`PhaseOf::Exactly`] found the word (`.0`) still in the
     /// phase of `who`'s last arrival: a double arrival once the latest word
     /// confirms it.
-    Again(Snapshot, Who),
+    Again(Snapshot, Arriver),
 }
 
 impl<'a> Op<'a> {
@@ -170,7 +170,7 @@ impl<'a> Op<'a> {
 impl Op<'_> {
     /// (arrivals, dropped participants, change of tx) as they apply to the
     /// running word `s`.
-    // Always inlined, with `apply`: a constant op folds (engine/record.rs, `try_update`).
+    // Always inlined, with `apply`: a constant op folds (engine/update.rs, `try_update`).
     #[inline(always)]
     fn delta(self, s: Snapshot) -> (usize, usize, i64) {
         match self {
@@ -220,7 +220,7 @@ impl Op<'_> {
 
     /// The running word `s` with this operation applied, or the misuse that
     /// forbids it. `s` must not be completing (the caller waits that out).
-    // Always inlined, with `delta`: a constant op folds (engine/record.rs, `try_update`).
+    // Always inlined, with `delta`: a constant op folds (engine/update.rs, `try_update`).
     #[inline(always)]
     pub(crate) fn apply(self, s: Snapshot) -> Result<Snapshot, Misuse> {
         debug_assert!(!s.is_completing());
@@ -322,7 +322,7 @@ impl Misuse {
                 let total = expected as u128 + adding as u128;
                 panic!("syncthreads: {op}: {expected} participants per phase plus {adding} would be {total}, above Barrier::MAX ({max})")
             }
-            Misuse::Again(s, Who { kind, id }) => panic!(
+            Misuse::Again(s, Arriver { kind, id }) => panic!(
                 "syncthreads: {op}: {kind} {id} already arrived in phase {} (mod 4), which has not completed: a {kind} arrives once per phase",
                 s.phase()
             ),

@@ -1,10 +1,12 @@
 //! The std ↔ loom ↔ shuttle switch.
 //!
-//! Nothing else in the crate names `std::sync::atomic`, `UnsafeCell`, a
-//! `Mutex`, spin hints, `yield_now` or thread-locals: everything goes through
-//! this module, so that
-//! `--cfg loom` (model checking, see `loom-tests/`) and `--cfg shuttle`
-//! (randomized schedules) swap every primitive at once.
+//! Every primitive that the threads of a barrier share (atomics,
+//! `UnsafeCell`, `Mutex`, spin hints, `yield_now`, thread-locals) goes
+//! through this module, so that `--cfg loom` (model checking, see
+//! `loom-tests/`) and `--cfg shuttle` (randomized schedules) swap them all
+//! at once. What stays on std is process-wide state that no model explores
+//! (the wait policy's tuning hints and bench counters, the launch pool's
+//! core count, the diagnostics' slot list), each saying so where it is.
 //!
 //! The parking backend follows the same switch in [`crate::park`].
 
@@ -190,3 +192,15 @@ pub(crate) fn now() -> std::time::Instant {
     let ticks = TICKS.with(|t| t.replace(t.get() + 1));
     *BASE.get_or_init(std::time::Instant::now) + std::time::Duration::from_millis(ticks)
 }
+
+/// Writes a constructor once: a `const fn` in a real build, a plain `fn`
+/// under the model checkers, whose atomics have no `const` constructor.
+macro_rules! const_unless_model {
+    ($(#[$attr:meta])* $vis:vis fn $($rest:tt)*) => {
+        #[cfg(not(any(loom, shuttle)))]
+        $(#[$attr])* $vis const fn $($rest)*
+        #[cfg(any(loom, shuttle))]
+        $(#[$attr])* $vis fn $($rest)*
+    };
+}
+pub(crate) use const_unless_model;

@@ -31,11 +31,10 @@
 
 use crate::completion::Completion;
 use crate::engine::Engine;
-use crate::lines::Lines;
 use crate::phase::Phase;
 use crate::state::Snapshot;
-use crate::sync::{AtomicU64, Mutex, Ordering};
-use crate::token::BarrierWaitResult;
+use crate::sync::{Mutex, Ordering};
+use crate::token::{ArrivalToken, BarrierWaitResult};
 #[cfg(doc)]
 use crate::Barrier;
 use call::SeatCall;
@@ -64,9 +63,9 @@ mod shape;
 mod shared;
 mod tree;
 
-use ranks::{Entry, LEFT, PART, UNHANDED};
+use ranks::{RankEntry, Ranks, LEFT, PART, UNHANDED};
 pub use seat::Seat;
-use tree::Front;
+use tree::{Contribution, Front};
 
 /// A [`Barrier`] with a combining tree in front of its word, for many
 /// threads: its participants arrive through [`Seat`]s, and the word is
@@ -140,12 +139,12 @@ pub struct Team<F = ()> {
     /// On its own cache line: the seats read `front` and `fan_in` on every
     /// arrival, and they must not share a line with the word that the
     /// root's CAS and every waiter's poll bounce between cores.
-    barrier: CachePadded<Engine<F>>,
+    engine: CachePadded<Engine<F>>,
     /// What a seat's arrival passes through: nothing, or the tree.
     front: Front,
     /// The per-rank table (team/ranks.rs), one entry per rank of the
     /// capacity, each on a cache line that only its seat writes.
-    ranks: Lines<AtomicU64>,
+    ranks: Ranks,
     /// Held by a join from its first look at the table to its last change
     /// of the tree, so joins see each other's entries and revive empty
     /// nodes one at a time.
@@ -201,34 +200,43 @@ impl<F> Team<F> {
         self.front.nodes().len()
     }
 
+    /// The team's word, decoded as a `Barrier`'s `Debug`: for the crate's
+    /// own tests (feature `bench`), not a stable API.
+    #[cfg(feature = "bench")]
+    #[doc(hidden)]
+    #[must_use]
+    pub fn bench_word(&self) -> String {
+        format!("{:?}", *self.engine)
+    }
+
     /// The team's barrier, for `Debug` output only.
     pub(crate) fn barrier_debug(&self) -> &(dyn fmt::Debug + '_) {
-        &*self.barrier
+        &*self.engine
     }
 
     /// One load of the team's word, for the queries of what is built on it.
     #[inline]
     pub(crate) fn word(&self, order: Ordering) -> Snapshot {
-        self.barrier.word(order)
+        self.engine.word(order)
     }
 }
 
 impl<F: Completion> Team<F> {
     /// Claims `rank`, taking part since construction and not handed out
     /// yet; what its entry said otherwise.
-    fn claim(&self, rank: usize) -> Result<(), Entry> {
-        let entry = self.entry(rank);
+    fn claim(&self, rank: usize) -> Result<(), RankEntry> {
+        let entry = self.ranks.entry(rank);
         // Relaxed: the CAS's atomicity alone hands the rank out; it publishes nothing (orderings.md).
-        let mut e = Entry(entry.load(Ordering::Relaxed));
+        let mut e = RankEntry(entry.load(Ordering::Relaxed));
         loop {
             if e.state() != UNHANDED {
                 return Err(e);
             }
-            let part = Entry::new(PART, e.wide());
+            let part = RankEntry::new(PART, e.wide());
             // Relaxed: as above.
             match entry.compare_exchange_weak(e.0, part.0, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => return Ok(()),
-                Err(found) => e = Entry(found),
+                Err(found) => e = RankEntry(found),
             }
         }
     }
@@ -358,56 +366,47 @@ impl<F: Completion> Team<F> {
     #[track_caller]
     pub fn join(&self) -> Option<Seat<'_, F>> {
         let call = SeatCall::Join;
-        let barrier = &self.barrier;
-        barrier.check_not_in_completion(&call);
+        let engine = &self.engine;
+        engine.check_not_in_completion(&call);
         // A join that panics changes nothing, so a poisoned lock is fine.
         let joins = self
             .joins
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // A first look, to refuse a join on a full team without touching
-        // the word. Only a refusal counts here: this load and the entries
-        // read after it may straddle a phase's completion (the word of one
-        // phase, the entries of the next), which can make a rank that is
-        // not yet free look free; the look after the join's RMW below,
-        // made while the joined phase cannot complete, is the one that
-        // hands out a rank. Relaxed: a stale word or stale entries answer
-        // as a join made a moment earlier would, and a wrong "free" is
-        // caught below; nothing read here is handed on.
-        let mut s = barrier.word(Ordering::Relaxed);
-        while s.is_completing() {
-            barrier.wait_until(|s| (!s.is_completing()).then_some(()));
-            // Relaxed: as above.
-            s = barrier.word(Ordering::Relaxed);
+        // A first look, to refuse a full team without touching the word:
+        // only its refusal counts (team-tree.md, "The first look").
+        // Relaxed: a stale word answers as a join a moment earlier would,
+        // a wrong "free" is caught below, and nothing read is handed on.
+        let mut s = engine.word(Ordering::Relaxed);
+        if s.is_completing() {
+            s = engine.wait_for_next_phase(call.joining());
         }
         if let Err(misuse) = crate::op::check_join(s, 1) {
             misuse.panic(call);
         }
         // Full: nothing changed.
-        self.lowest_free(self.wide_phase(s.phase()))?;
-        let joined = barrier
+        self.ranks.lowest_free(self.ranks.wide_phase(s.phase()))?;
+        let joined = engine
             .join(call.joining(), 1)
             .expect("one participant joins");
         // The phase may have moved on since the look above. Now it cannot
         // complete before this participant arrives, so the table reads
         // exactly (orderings.md, "Reading the per-rank table").
-        let wide = self.wide_phase(joined);
-        let Some(rank) = self.lowest_free(wide) else {
-            // The first look saw a rank free that is not free yet (it
-            // straddled a completion): the participant that joined leaves
-            // again at once, as a joined seat that is dropped before its
-            // first arrival would, with an arrival and its drop on the
-            // word. That arrival may complete the phase, and run the
-            // completion function here, outside the join lock.
+        let wide = self.ranks.wide_phase(joined);
+        let Some(rank) = self.ranks.lowest_free(wide) else {
+            // The first look straddled a completion: leave again at once,
+            // as a joined seat dropped before its first arrival would
+            // (team-tree.md, "The first look"), outside the join lock.
             crate::sync::model_event("team-join-leaves-again");
             drop(joins);
-            let _left = barrier.arrive_combined(call.combined(1, 1, 0, true));
+            let _left = engine.arrive_combined(call.combined(1, 1, 0, true));
             return None;
         };
         // Relaxed: the seat is handed to its thread with a happens-before
         // edge, and later joins read it under the lock.
-        self.entry(rank)
-            .store(Entry::new(PART, wide).0, Ordering::Relaxed);
+        self.ranks
+            .entry(rank)
+            .store(RankEntry::new(PART, wide).0, Ordering::Relaxed);
         let in_tree = match &self.front {
             Front::Flat => false,
             Front::Tree(tree) => {
@@ -446,13 +445,51 @@ impl<F: Completion> Team<F> {
     #[track_caller]
     #[inline]
     pub(crate) fn arrive_and_wait_seatless(&self, name: &'static str) -> BarrierWaitResult {
-        self.barrier.arrive_and_wait_as(name)
+        self.engine.arrive_and_wait_as(name)
     }
 
     /// The current phase modulo 4 (`Relaxed`); see `Engine::phase`.
     #[inline]
     pub(crate) fn phase(&self) -> Phase {
-        self.barrier.phase()
+        self.engine.phase()
+    }
+}
+
+// The methods shared with a `Barrier` (the waits, tx, poisoning), after
+// the team's own (team/shared.rs).
+shared::shared_methods!();
+
+impl<F: Completion> Team<F> {
+    /// The root's climber: one combined arrival of round `round` on the word.
+    #[track_caller]
+    #[inline]
+    fn arrive_root(
+        &self,
+        round: Phase,
+        sums: Contribution,
+        call: SeatCall,
+        quiet: bool,
+    ) -> (ArrivalToken, bool) {
+        if sums.arrivals == 0 {
+            // Nothing for the word: every seat this round counts is a joined
+            // seat that left before its first arrival, which it makes on the
+            // word itself, after this climb (`Seat::leave`). An RMW here
+            // would change nothing; without it, no leave can meet a word
+            // that such an arrival already retired.
+            return (self.engine.token_for(round), false);
+        }
+        let op = if sums.arrivals == sums.drops {
+            // A round of leavers only, which may be early: every seat left
+            // while phase `round - 1` was still running (team-tree.md,
+            // "Leaving"). The word decides, in the RMW: drops folded into
+            // that phase if it still runs, arrivals and drops of `round`
+            // otherwise. Never a wait (the last leaver may be the thread
+            // that would end phase `round - 1`, e.g. by `complete_tx`).
+            call.leave_after(round.prev(), sums.drops, quiet)
+        } else {
+            call.combined(sums.arrivals, sums.drops, 0, quiet)
+        };
+        self.engine.arrive_combined(op)
     }
 }
 
@@ -498,7 +535,7 @@ mod tests {
 
     #[test]
     fn tree_shape_and_memory_table() {
-        let line = std::mem::size_of::<crate::lines::Cell<Node>>();
+        let line = std::mem::size_of::<crate::lines::Line<Node>>();
         for (seats, nodes) in [
             (1, 0),
             (2, 0),

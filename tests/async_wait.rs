@@ -4,7 +4,7 @@
 //! parity; poisoning and retired phases seen by pending futures.
 
 mod common;
-use common::{dbg, panic_message, panic_of, scaled, watchdog};
+use common::{dbg, on_threads, panic_message, panic_of, scaled, watchdog};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
@@ -335,28 +335,22 @@ fn threads_on_the_hand_written_executor_beside_blocking_threads() {
     const PHASES: usize = scaled(2000, 30);
     let barrier = Barrier::new(6);
     let progress: Vec<AtomicUsize> = (0..6).map(|_| AtomicUsize::new(0)).collect();
-    watchdog(
+    on_threads(
         60,
         || dbg(&barrier),
-        || {
-            thread::scope(|s| {
-                for (i, mine) in progress.iter().enumerate() {
-                    let (barrier, progress) = (&barrier, &progress);
-                    s.spawn(move || {
-                        for phase in 1..=PHASES {
-                            mine.store(phase, Ordering::Relaxed);
-                            match i % 3 {
-                                0 => drop(barrier.arrive_and_wait()),
-                                1 => drop(block_on(barrier.arrive_and_wait_async())),
-                                _ => block_on(barrier.wait_async(barrier.arrive())),
-                            }
-                            for other in progress {
-                                assert!(other.load(Ordering::Relaxed) >= phase);
-                            }
-                        }
-                    });
+        progress.iter().enumerate(),
+        |(i, mine)| {
+            for phase in 1..=PHASES {
+                mine.store(phase, Ordering::Relaxed);
+                match i % 3 {
+                    0 => drop(barrier.arrive_and_wait()),
+                    1 => drop(block_on(barrier.arrive_and_wait_async())),
+                    _ => block_on(barrier.wait_async(barrier.arrive())),
                 }
-            })
+                for other in &progress {
+                    assert!(other.load(Ordering::Relaxed) >= phase);
+                }
+            }
         },
     );
 }

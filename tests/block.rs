@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{mix, panic_of as panic_message, watchdog};
+use common::{eventually, mix, on_threads, panic_of as panic_message, watchdog};
 use std::sync::atomic::{AtomicU64, Ordering};
 use syncthreads::{Barrier, BlockBarrier};
 
@@ -19,44 +19,41 @@ fn pred(n: usize, rank: usize, phase: usize) -> bool {
 fn reductions_are_exact(threads: usize, phases: usize) {
     let barrier = BlockBarrier::new(threads);
     let progress: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
-    watchdog(
+    on_threads(
         60,
         || format!("{barrier:?}, phases done per thread: {progress:?}"),
-        || {
-            std::thread::scope(|s| {
-                for rank in 0..threads {
-                    let (barrier, progress) = (&barrier, &progress);
-                    s.spawn(move || {
-                        let (mut alls, mut nones) = (0, 0);
-                        for phase in 0..phases {
-                            let mine = pred(threads, rank, phase);
-                            let expected = (0..threads).filter(|&r| pred(threads, r, phase)).count();
-                            alls += usize::from(expected == threads);
-                            nones += usize::from(expected == 0);
-                            match phase % 3 {
-                                0 => assert_eq!(
-                                    barrier.sync_count(mine),
-                                    expected,
-                                    "sync_count, thread {rank}, phase {phase}"
-                                ),
-                                1 => assert_eq!(
-                                    barrier.sync_and(mine),
-                                    expected == threads,
-                                    "sync_and, thread {rank}, phase {phase} ({expected} of {threads} true)"
-                                ),
-                                _ => assert_eq!(
-                                    barrier.sync_or(mine),
-                                    expected > 0,
-                                    "sync_or, thread {rank}, phase {phase} ({expected} of {threads} true)"
-                                ),
-                            }
-                            progress[rank].store(phase as u64 + 1, Ordering::Relaxed);
-                        }
-                        // The predicates really exercise both answers of and/or.
-                        assert!(alls > phases / 20 && nones > phases / 20, "alls {alls}, nones {nones}");
-                    });
+        0..threads,
+        |rank| {
+            let (mut alls, mut nones) = (0, 0);
+            for phase in 0..phases {
+                let mine = pred(threads, rank, phase);
+                let expected = (0..threads).filter(|&r| pred(threads, r, phase)).count();
+                alls += usize::from(expected == threads);
+                nones += usize::from(expected == 0);
+                match phase % 3 {
+                    0 => assert_eq!(
+                        barrier.sync_count(mine),
+                        expected,
+                        "sync_count, thread {rank}, phase {phase}"
+                    ),
+                    1 => assert_eq!(
+                        barrier.sync_and(mine),
+                        expected == threads,
+                        "sync_and, thread {rank}, phase {phase} ({expected} of {threads} true)"
+                    ),
+                    _ => assert_eq!(
+                        barrier.sync_or(mine),
+                        expected > 0,
+                        "sync_or, thread {rank}, phase {phase} ({expected} of {threads} true)"
+                    ),
                 }
-            });
+                progress[rank].store(phase as u64 + 1, Ordering::Relaxed);
+            }
+            // The predicates really exercise both answers of and/or.
+            assert!(
+                alls > phases / 20 && nones > phases / 20,
+                "alls {alls}, nones {nones}"
+            );
         },
     );
 }
@@ -89,30 +86,24 @@ fn sync_orders_a_shared_memory_exchange() {
     const ROUNDS: u64 = 2_000;
     let barrier = BlockBarrier::new(THREADS);
     let shared: Vec<AtomicU64> = (0..THREADS).map(|_| AtomicU64::new(u64::MAX)).collect();
-    watchdog(
+    on_threads(
         60,
         || format!("{barrier:?}"),
-        || {
-            std::thread::scope(|s| {
-                for rank in 0..THREADS {
-                    let (barrier, shared) = (&barrier, &shared);
-                    s.spawn(move || {
-                        let neighbour = (rank + 1) % THREADS;
-                        for round in 0..ROUNDS {
-                            // Relaxed on purpose: only the barrier orders these.
-                            shared[rank].store(round * 1_000 + rank as u64, Ordering::Relaxed);
-                            barrier.sync(); // read-after-write
-                            let seen = shared[neighbour].load(Ordering::Relaxed);
-                            assert_eq!(
-                                seen,
-                                round * 1_000 + neighbour as u64,
-                                "thread {rank}, round {round}"
-                            );
-                            barrier.sync(); // write-after-read
-                        }
-                    });
-                }
-            });
+        0..THREADS,
+        |rank| {
+            let neighbour = (rank + 1) % THREADS;
+            for round in 0..ROUNDS {
+                // Relaxed on purpose: only the barrier orders these.
+                shared[rank].store(round * 1_000 + rank as u64, Ordering::Relaxed);
+                barrier.sync(); // read-after-write
+                let seen = shared[neighbour].load(Ordering::Relaxed);
+                assert_eq!(
+                    seen,
+                    round * 1_000 + neighbour as u64,
+                    "thread {rank}, round {round}"
+                );
+                barrier.sync(); // write-after-read
+            }
         },
     );
 }
@@ -176,9 +167,7 @@ fn poison_releases_the_waiting_threads_with_a_panic() {
                     .collect();
                 // Let them reach their wait (not needed for correctness: a
                 // poisoned barrier also panics on entry).
-                while entered.load(Ordering::Relaxed) < 2 {
-                    std::thread::yield_now();
-                }
+                eventually("both threads wait", || entered.load(Ordering::Relaxed) >= 2);
                 std::thread::sleep(std::time::Duration::from_millis(20));
                 assert!(!barrier.is_poisoned());
                 barrier.poison();
@@ -223,9 +212,9 @@ fn a_poisoned_sync_names_the_call_the_user_made() {
                             panic_message(|| block.sync())
                         }
                     });
-                    while !format!("{block:?}").contains("arrived: 1,") {
-                        std::thread::yield_now();
-                    }
+                    eventually("the waiter arrived", || {
+                        format!("{block:?}").contains("arrived: 1,")
+                    });
                     block.poison();
                     waiter.join().unwrap()
                 })

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{dbg, panic_message, running, scaled, watchdog};
+use common::{dbg, eventually, on_threads, panic_message, running, scaled, watchdog};
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -239,27 +239,21 @@ fn completion_runs_once_per_phase_and_sees_every_arrivers_writes() {
         // Relaxed: the barrier must order this before every wait's return.
         completed.store(phase, Ordering::Relaxed);
     });
-    watchdog(
+    on_threads(
         30,
         || format!("{b:?}, completed {}", completed.load(Ordering::Relaxed)),
-        || {
-            thread::scope(|s| {
-                for i in 0..THREADS {
-                    let (b, slots, completed) = (&b, &slots, &completed);
-                    s.spawn(move || {
-                        for p in 0..PHASES {
-                            slots[i].store(p * 100 + i as u64, Ordering::Relaxed);
-                            if (p + i as u64) % 2 == 0 {
-                                b.arrive_and_wait();
-                            } else {
-                                let t = b.arrive();
-                                b.wait(t);
-                            }
-                            assert_eq!(completed.load(Ordering::Relaxed), p + 1, "thread {i}");
-                        }
-                    });
+        0..THREADS,
+        |i| {
+            for p in 0..PHASES {
+                slots[i].store(p * 100 + i as u64, Ordering::Relaxed);
+                if (p + i as u64) % 2 == 0 {
+                    b.arrive_and_wait();
+                } else {
+                    let t = b.arrive();
+                    b.wait(t);
                 }
-            });
+                assert_eq!(completed.load(Ordering::Relaxed), p + 1, "thread {i}");
+            }
         },
     );
     assert_eq!(bad_sums.load(Ordering::Relaxed), 0);
@@ -301,9 +295,9 @@ fn arrival_landing_while_the_completion_runs_belongs_to_the_next_phase() {
                 let second = thread::Builder::new()
                     .name("second".into())
                     .spawn_scoped(s, || {
-                        while !in_completion.load(Ordering::Acquire) {
-                            thread::yield_now();
-                        }
+                        eventually("the completion runs", || {
+                            in_completion.load(Ordering::Acquire)
+                        });
                         second_arriving.store(true, Ordering::Release);
                         b.arrive()
                     })
@@ -335,25 +329,20 @@ fn completion_happens_before_try_wait_returns_true() {
         // Relaxed: ordered by the barrier.
         published.store(phase, Ordering::Relaxed);
     });
-    watchdog(
+    on_threads(
         30,
         || dbg(&b),
-        || {
-            thread::scope(|s| {
-                for _ in 0..2 {
-                    s.spawn(|| {
-                        for p in 0..PHASES {
-                            let t = b.arrive();
-                            while !b.try_wait(&t) {
-                                std::hint::spin_loop();
-                                thread::yield_now();
-                            }
-                            assert_eq!(published.load(Ordering::Relaxed), p + 1);
-                            b.wait(t);
-                        }
-                    });
+        0..2,
+        |_| {
+            for p in 0..PHASES {
+                let t = b.arrive();
+                while !b.try_wait(&t) {
+                    std::hint::spin_loop();
+                    thread::yield_now();
                 }
-            });
+                assert_eq!(published.load(Ordering::Relaxed), p + 1);
+                b.wait(t);
+            }
         },
     );
     assert_eq!(published.load(Ordering::Relaxed), PHASES);

@@ -10,12 +10,12 @@
 
 mod common;
 
-use common::{panic_message, scaled, watchdog};
+use common::{eventually, panic_message, scaled, watchdog};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use syncthreads::diagnostics::{stalls, Stall};
 use syncthreads::{launch, Barrier, BlockBarrier, Team, WarpBarrier};
 
@@ -34,24 +34,19 @@ fn site(line: u32) -> String {
 /// Polls `stalls(older_than)` until a stall of `kind` with `waiters`
 /// waiters shows up (the threads take a moment to block); at most 20 s.
 fn stall_of(kind: &str, waiters: usize) -> Stall {
-    let start = Instant::now();
-    loop {
-        let found = stalls(Duration::from_millis(1));
-        let seen: Vec<String> = found.iter().map(|s| s.to_string()).collect();
-        if let Some(stall) = found.into_iter().find(|s| {
-            s.to_string()
-                .starts_with(&format!("syncthreads: {kind} stalled"))
-        }) {
-            if stall.waiting().len() == waiters {
-                return stall;
-            }
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "no stall of a {kind} with {waiters} waiters: {seen:#?}"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let mut seen = None;
+    eventually(
+        &format!("a stall of a {kind} with {waiters} waiters"),
+        || {
+            seen = stalls(Duration::from_millis(1)).into_iter().find(|s| {
+                s.to_string()
+                    .starts_with(&format!("syncthreads: {kind} stalled"))
+                    && s.waiting().len() == waiters
+            });
+            seen.is_some()
+        },
+    );
+    seen.unwrap()
 }
 
 // ---- divergent __syncthreads ---------------------------------------------
@@ -619,14 +614,9 @@ fn a_completed_phases_stall_names_no_rank_that_arrived() {
                 let waiting =
                     |stall: &Stall| stall.barrier().starts_with("Team") && stall.phase() == phase;
                 // Rank 0 waits in this phase, recorded.
-                let start = Instant::now();
-                while !stalls(Duration::ZERO).iter().any(waiting) {
-                    assert!(
-                        start.elapsed() < Duration::from_secs(20),
-                        "rank 0 never waited"
-                    );
-                    std::thread::yield_now();
-                }
+                eventually("rank 0 waits", || {
+                    stalls(Duration::ZERO).iter().any(waiting)
+                });
                 // Rank 1 completes the phase; rank 0 is woken and may not
                 // have returned yet.
                 drop(second.arrive());

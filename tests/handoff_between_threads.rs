@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{dbg, running, watchdog};
+use common::{assert_one_leader_each, dbg, eventually, on_threads, phase_loop, running, watchdog};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::thread;
 use syncthreads::Barrier;
@@ -19,33 +19,23 @@ fn split_arrive_wait_publishes_writes_made_before_the_arrive() {
     let slots: [Vec<AtomicU64>; 2] =
         std::array::from_fn(|_| (0..THREADS).map(|_| AtomicU64::new(u64::MAX)).collect());
     let b = Barrier::new(THREADS);
-    watchdog(
+    phase_loop(
         30,
         || dbg(&b),
-        || {
-            thread::scope(|s| {
-                for i in 0..THREADS {
-                    let (b, slots) = (&b, &slots);
-                    s.spawn(move || {
-                        for p in 0..PHASES {
-                            let buffer = &slots[(p % 2) as usize];
-                            // Relaxed: the barrier orders it before the others' waits.
-                            buffer[i].store(p, Ordering::Relaxed);
-                            let t = b.arrive();
-                            // Independent work between arrive and wait.
-                            std::hint::black_box((0..(p % 7)).sum::<u64>());
-                            b.wait(t);
-                            for (j, slot) in buffer.iter().enumerate() {
-                                assert_eq!(
-                                    slot.load(Ordering::Relaxed),
-                                    p,
-                                    "thread {i} reading {j}"
-                                );
-                            }
-                        }
-                    });
-                }
-            });
+        THREADS,
+        PHASES as usize,
+        |i, p| {
+            let p = p as u64;
+            let buffer = &slots[(p % 2) as usize];
+            // Relaxed: the barrier orders it before the others' waits.
+            buffer[i].store(p, Ordering::Relaxed);
+            let t = b.arrive();
+            // Independent work between arrive and wait.
+            std::hint::black_box((0..(p % 7)).sum::<u64>());
+            b.wait(t);
+            for (j, slot) in buffer.iter().enumerate() {
+                assert_eq!(slot.load(Ordering::Relaxed), p, "thread {i} reading {j}");
+            }
         },
     );
     assert_eq!(dbg(&b), running(PHASES % 2 == 1, THREADS, THREADS, 0));
@@ -57,33 +47,18 @@ fn exactly_one_leader_per_phase() {
     const PHASES: usize = 2_000;
     let leaders: Vec<AtomicU32> = (0..PHASES).map(|_| AtomicU32::new(0)).collect();
     let b = Barrier::new(THREADS);
-    watchdog(
+    phase_loop(
         30,
         || dbg(&b),
-        || {
-            thread::scope(|s| {
-                for _ in 0..THREADS {
-                    s.spawn(|| {
-                        for leader in &leaders {
-                            if b.arrive_and_wait().is_leader() {
-                                leader.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                    });
-                }
-            });
+        THREADS,
+        PHASES,
+        |_, p| {
+            if b.arrive_and_wait().is_leader() {
+                leaders[p].fetch_add(1, Ordering::Relaxed);
+            }
         },
     );
-    let wrong: Vec<(usize, u32)> = leaders
-        .iter()
-        .map(|l| l.load(Ordering::Relaxed))
-        .enumerate()
-        .filter(|&(_, n)| n != 1)
-        .collect();
-    assert!(
-        wrong.is_empty(),
-        "(phase, leaders) with leaders != 1: {wrong:?}"
-    );
+    assert_one_leader_each(leaders.iter().map(|l| l.load(Ordering::Relaxed)));
     assert_eq!(dbg(&b), running(PHASES % 2 == 1, THREADS, THREADS, 0));
 }
 
@@ -105,23 +80,17 @@ fn arrive_and_drop_shrinks_the_group_while_the_rest_continue() {
         phase += 1;
         completed.store(phase, Ordering::Relaxed);
     });
-    watchdog(
+    on_threads(
         30,
         || dbg(&b),
-        || {
-            thread::scope(|s| {
-                for leave in LEAVE {
-                    let (b, arrivals) = (&b, &arrivals);
-                    s.spawn(move || {
-                        for p in 0..leave {
-                            arrivals[p as usize].fetch_add(1, Ordering::Relaxed);
-                            b.arrive_and_wait();
-                        }
-                        arrivals[leave as usize].fetch_add(1, Ordering::Relaxed);
-                        b.arrive_and_drop();
-                    });
-                }
-            });
+        LEAVE,
+        |leave| {
+            for p in 0..leave {
+                arrivals[p as usize].fetch_add(1, Ordering::Relaxed);
+                b.arrive_and_wait();
+            }
+            arrivals[leave as usize].fetch_add(1, Ordering::Relaxed);
+            b.arrive_and_drop();
         },
     );
     assert_eq!(bad_phases.load(Ordering::Relaxed), 0);
@@ -134,21 +103,15 @@ fn arrive_and_drop_shrinks_the_group_while_the_rest_continue() {
 fn shrinking_group_ends_retired_after_the_last_leaves() {
     const THREADS: usize = 4;
     let b = Barrier::new(THREADS);
-    watchdog(
+    on_threads(
         20,
         || dbg(&b),
-        || {
-            thread::scope(|s| {
-                for i in 0..THREADS {
-                    let b = &b;
-                    s.spawn(move || {
-                        for _ in 0..(10 * i) {
-                            b.arrive_and_wait();
-                        }
-                        b.arrive_and_drop();
-                    });
-                }
-            });
+        0..THREADS,
+        |i| {
+            for _ in 0..(10 * i) {
+                b.arrive_and_wait();
+            }
+            b.arrive_and_drop();
         },
     );
     // 31 phases: 0 ..= 30 (the last thread leaves in phase 30).
@@ -293,21 +256,15 @@ fn arrive_n_from_several_threads_counts_every_arrival() {
     const THREADS: usize = 4;
     const PHASES: usize = 500;
     let b = Barrier::new(THREADS * (THREADS + 1) / 2);
-    watchdog(
+    on_threads(
         30,
         || dbg(&b),
-        || {
-            thread::scope(|s| {
-                for i in 1..=THREADS {
-                    let b = &b;
-                    s.spawn(move || {
-                        for _ in 0..PHASES {
-                            let t = b.arrive_n(i);
-                            b.wait(t);
-                        }
-                    });
-                }
-            });
+        1..=THREADS,
+        |i| {
+            for _ in 0..PHASES {
+                let t = b.arrive_n(i);
+                b.wait(t);
+            }
         },
     );
     assert_eq!(dbg(&b), running(PHASES % 2 == 1, 10, 10, 0));
@@ -357,9 +314,7 @@ fn long_waits_sleep_instead_of_burning_cpu() {
                     }),
                     s.spawn(|| cpu_of(|| assert!(b.wait_parity_timeout(false, Duration::MAX)))),
                 ];
-                while dbg(&b) != running(false, 1, 4, 0) {
-                    thread::yield_now();
-                }
+                eventually("three waiters", || dbg(&b) == running(false, 1, 4, 0));
                 thread::sleep(WAIT);
                 drop(b.arrive());
                 waiters.map(|w| w.join().unwrap())

@@ -5,7 +5,7 @@
 mod common;
 
 use common::ledger::Ledger;
-use common::{assert_misuse, dbg, panic_of, running, scaled, watchdog};
+use common::{assert_misuse, dbg, eventually, panic_of, running, scaled, watchdog};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
@@ -153,9 +153,7 @@ fn a_join_in_the_completion_window_blocks_until_the_next_phase_and_joins_it() {
             thread::scope(|s| {
                 s.spawn(|| drop(b.arrive())); // completes phase 0
                 s.spawn(|| {
-                    while !inside.load(Ordering::Acquire) {
-                        thread::yield_now();
-                    }
+                    eventually("the completion runs", || inside.load(Ordering::Acquire));
                     joiner_called.store(true, Ordering::Release);
                     b.add_participants(2);
                     assert!(
@@ -191,9 +189,7 @@ fn adding_zero_in_the_completion_window_does_not_block() {
         || {
             thread::scope(|s| {
                 s.spawn(|| drop(b.arrive()));
-                while !inside.load(Ordering::Acquire) {
-                    thread::yield_now();
-                }
+                eventually("the completion runs", || inside.load(Ordering::Acquire));
                 b.add_participants(0);
                 released.store(true, Ordering::Release);
             });

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{dbg, panic_message, panic_of, watchdog};
+use common::{dbg, eventually, on_threads, panic_message, panic_of, watchdog};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -232,9 +232,9 @@ fn poison_wakes_a_parked_waiter() {
                 // Wait until the waiter has arrived, then long enough for its
                 // spin phase to be over, so that it is parked (the outcome is
                 // asserted either way).
-                while dbg(&b) != common::running(false, 1, 2, 0) {
-                    thread::yield_now();
-                }
+                eventually("the waiter waits", || {
+                    dbg(&b) == common::running(false, 1, 2, 0)
+                });
                 thread::sleep(Duration::from_millis(50));
                 b.poison();
                 waiter.join().unwrap().unwrap_err()
@@ -313,31 +313,26 @@ fn panicking_completion_reaches_every_waiter_as_a_panic() {
     let root = AtomicUsize::new(0);
     let poisoned = AtomicUsize::new(0);
     let other = Mutex::new(Vec::new());
-    watchdog(
+    on_threads(
         20,
         || dbg(&b),
-        || {
-            thread::scope(|s| {
-                for _ in 0..THREADS {
-                    s.spawn(|| {
-                        let result = catch_unwind(AssertUnwindSafe(|| {
-                            for _ in 0..3 {
-                                b.arrive_and_wait();
-                            }
-                        }));
-                        let message = panic_message(&*result.expect_err("every thread must panic"));
-                        if message == "completion of phase 1 failed" {
-                            root.fetch_add(1, Ordering::Relaxed);
-                        } else if message.starts_with(
-                            "syncthreads: barrier poisoned: completion panicked in phase 1 (seen by arrive_and_wait",
-                        ) {
-                            poisoned.fetch_add(1, Ordering::Relaxed);
-                        } else {
-                            other.lock().unwrap().push(message);
-                        }
-                    });
+        0..THREADS,
+        |_| {
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                for _ in 0..3 {
+                    b.arrive_and_wait();
                 }
-            });
+            }));
+            let message = panic_message(&*result.expect_err("every thread must panic"));
+            if message == "completion of phase 1 failed" {
+            root.fetch_add(1, Ordering::Relaxed);
+        } else if message.starts_with(
+            "syncthreads: barrier poisoned: completion panicked in phase 1 (seen by arrive_and_wait",
+        ) {
+            poisoned.fetch_add(1, Ordering::Relaxed);
+        } else {
+            other.lock().unwrap().push(message);
+        }
         },
     );
     assert_eq!(*other.lock().unwrap(), Vec::<String>::new());
@@ -413,9 +408,9 @@ fn poison_during_the_completion_makes_every_arrive_and_wait_panic() {
                         })
                     })
                     .collect();
-                while !in_completion.load(Ordering::Acquire) {
-                    thread::yield_now();
-                }
+                eventually("the completion runs", || {
+                    in_completion.load(Ordering::Acquire)
+                });
                 b.poison();
                 poisoned.store(true, Ordering::Release);
                 threads

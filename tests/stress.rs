@@ -3,9 +3,8 @@
 
 mod common;
 
-use common::{dbg, running, watchdog};
+use common::{assert_one_leader_each, dbg, phase_loop, running};
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::thread;
 use std::time::{Duration, Instant};
 use syncthreads::Barrier;
 
@@ -17,39 +16,23 @@ fn sixteen_threads_twenty_thousand_phases_of_arrive_and_wait() {
     let progress: Vec<AtomicUsize> = (0..THREADS).map(|_| AtomicUsize::new(0)).collect();
     let b = Barrier::new(THREADS);
     let start = Instant::now();
-    watchdog(
+    phase_loop(
         45,
         || {
             let progress: Vec<_> = progress.iter().map(|p| p.load(Ordering::Relaxed)).collect();
             format!("{b:?}, phases done per thread: {progress:?}")
         },
-        || {
-            thread::scope(|s| {
-                for me in &progress {
-                    let (b, leaders) = (&b, &leaders);
-                    s.spawn(move || {
-                        for (p, leader) in leaders.iter().enumerate() {
-                            if b.arrive_and_wait().is_leader() {
-                                leader.fetch_add(1, Ordering::Relaxed);
-                            }
-                            me.store(p + 1, Ordering::Relaxed);
-                        }
-                    });
-                }
-            });
+        THREADS,
+        PHASES,
+        |i, p| {
+            if b.arrive_and_wait().is_leader() {
+                leaders[p].fetch_add(1, Ordering::Relaxed);
+            }
+            progress[i].store(p + 1, Ordering::Relaxed);
         },
     );
     let took = start.elapsed();
-    let wrong: Vec<(usize, u8)> = leaders
-        .iter()
-        .map(|l| l.load(Ordering::Relaxed))
-        .enumerate()
-        .filter(|&(_, n)| n != 1)
-        .collect();
-    assert!(
-        wrong.is_empty(),
-        "(phase, leaders) with leaders != 1: {wrong:?}"
-    );
+    assert_one_leader_each(leaders.iter().map(|l| l.load(Ordering::Relaxed)));
     assert_eq!(dbg(&b), running(PHASES % 2 == 1, THREADS, THREADS, 0));
     eprintln!("{THREADS} threads x {PHASES} phases: {took:?}");
 }
@@ -77,61 +60,49 @@ fn four_threads_mixing_split_waits_parity_waits_and_tx() {
         // Relaxed: ordered before every wait's return by the barrier.
         completed.store(phase, Ordering::Relaxed);
     });
-    watchdog(
+    phase_loop(
         45,
         || format!("{b:?}, completed {}", completed.load(Ordering::Relaxed)),
-        || {
-            thread::scope(|s| {
-                for i in 0..THREADS {
-                    let (b, slots, completed) = (&b, &slots, &completed);
-                    s.spawn(move || {
-                        for p in 0..PHASES {
-                            let buffer = &slots[(p % 2) as usize];
-                            buffer[i].store(p, Ordering::Relaxed);
-                            match (p + i as u64) % 5 {
-                                0 => {
-                                    b.arrive_and_wait();
-                                }
-                                1 => {
-                                    let t = b.arrive();
-                                    b.wait(t);
-                                }
-                                2 => {
-                                    // Arrive, drop the token, wait by parity.
-                                    let parity = b.phase_parity();
-                                    drop(b.arrive());
-                                    // Our arrival is in phase p, so the current
-                                    // phase was p when we read the parity.
-                                    b.wait_parity(parity);
-                                }
-                                3 => {
-                                    // tx in pieces, some before the expect.
-                                    b.complete_tx(2);
-                                    let t = b.arrive_tx(1, 5);
-                                    b.complete_tx(3);
-                                    b.wait(t);
-                                }
-                                _ => {
-                                    let mut t = b.arrive();
-                                    while let Err(back) =
-                                        b.wait_timeout(t, Duration::from_micros(50))
-                                    {
-                                        t = back;
-                                    }
-                                }
-                            }
-                            assert_eq!(completed.load(Ordering::Relaxed), p + 1, "thread {i}");
-                            for (j, slot) in buffer.iter().enumerate() {
-                                assert_eq!(
-                                    slot.load(Ordering::Relaxed),
-                                    p,
-                                    "thread {i} reading {j}"
-                                );
-                            }
-                        }
-                    });
+        THREADS,
+        PHASES as usize,
+        |i, p| {
+            let p = p as u64;
+            let buffer = &slots[(p % 2) as usize];
+            buffer[i].store(p, Ordering::Relaxed);
+            match (p + i as u64) % 5 {
+                0 => {
+                    b.arrive_and_wait();
                 }
-            });
+                1 => {
+                    let t = b.arrive();
+                    b.wait(t);
+                }
+                2 => {
+                    // Arrive, drop the token, wait by parity.
+                    let parity = b.phase_parity();
+                    drop(b.arrive());
+                    // Our arrival is in phase p, so the current
+                    // phase was p when we read the parity.
+                    b.wait_parity(parity);
+                }
+                3 => {
+                    // tx in pieces, some before the expect.
+                    b.complete_tx(2);
+                    let t = b.arrive_tx(1, 5);
+                    b.complete_tx(3);
+                    b.wait(t);
+                }
+                _ => {
+                    let mut t = b.arrive();
+                    while let Err(back) = b.wait_timeout(t, Duration::from_micros(50)) {
+                        t = back;
+                    }
+                }
+            }
+            assert_eq!(completed.load(Ordering::Relaxed), p + 1, "thread {i}");
+            for (j, slot) in buffer.iter().enumerate() {
+                assert_eq!(slot.load(Ordering::Relaxed), p, "thread {i} reading {j}");
+            }
         },
     );
     assert_eq!(bad.load(Ordering::Relaxed), 0);

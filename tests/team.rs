@@ -7,7 +7,7 @@
 mod common;
 
 use common::shape::{self, Shape};
-use common::{mix, panic_of, panics_of_each, scaled, watchdog, word_of};
+use common::{assert_word, mix, on_threads, panic_of, panics_of_each, scaled, watchdog};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
@@ -40,32 +40,26 @@ fn shapes(seats: usize) -> Vec<(String, Team)> {
 fn stamps_and_leaders(team: &Team, seats: usize, phases: usize, what: &str) {
     let stamps: Vec<AtomicU64> = (0..seats).map(|_| AtomicU64::new(u64::MAX)).collect();
     let leaders: Vec<AtomicU32> = (0..phases).map(|_| AtomicU32::new(0)).collect();
-    watchdog(
+    on_threads(
         120,
         || format!("{what}: {team:?}"),
-        || {
-            thread::scope(|s| {
-                for seat in team.seats() {
-                    let (stamps, leaders) = (&stamps, &leaders);
-                    s.spawn(move || {
-                        let me = seat.rank();
-                        for p in 0..phases as u64 {
-                            // Relaxed: the team orders it before the others' reads.
-                            stamps[me].store(p, Ordering::Relaxed);
-                            if seat.arrive_and_wait().is_leader() {
-                                leaders[p as usize].fetch_add(1, Ordering::Relaxed);
-                            }
-                            for (j, stamp) in stamps.iter().enumerate() {
-                                let seen = stamp.load(Ordering::Relaxed);
-                                assert!(
-                                    seen == p || seen == p + 1,
-                                    "{what}: seat {me} in phase {p} sees stamp {seen} of seat {j}"
-                                );
-                            }
-                        }
-                    });
+        team.seats(),
+        |seat| {
+            let me = seat.rank();
+            for p in 0..phases as u64 {
+                // Relaxed: the team orders it before the others' reads.
+                stamps[me].store(p, Ordering::Relaxed);
+                if seat.arrive_and_wait().is_leader() {
+                    leaders[p as usize].fetch_add(1, Ordering::Relaxed);
                 }
-            });
+                for (j, stamp) in stamps.iter().enumerate() {
+                    let seen = stamp.load(Ordering::Relaxed);
+                    assert!(
+                        seen == p || seen == p + 1,
+                        "{what}: seat {me} in phase {p} sees stamp {seen} of seat {j}"
+                    );
+                }
+            }
         },
     );
     for (p, l) in leaders.iter().enumerate() {
@@ -78,13 +72,13 @@ fn stamps_and_leaders(team: &Team, seats: usize, phases: usize, what: &str) {
 /// The team is retired in phase `phase`: every seat left.
 #[track_caller]
 fn assert_retired<F>(team: &Team<F>, phase: usize, what: &str) {
-    assert_eq!(
-        word_of(team),
-        format!(
+    assert_word(
+        team,
+        &format!(
             "Barrier {{ phase_parity: {}, pending: 0, expected: 0, tx: 0, poisoned: false }}",
             phase % 2 == 1
         ),
-        "{what}"
+        what,
     );
 }
 
@@ -157,37 +151,31 @@ fn random_leaves_keep_every_phase_exact() {
                 }
             });
             let what = format!("{seats} seats, {}", shape.name);
-            watchdog(
+            on_threads(
                 120,
                 || format!("{what}: {team:?}"),
-                || {
-                    thread::scope(|s| {
-                        for seat in team.seats() {
-                            let arrived = &arrived;
-                            s.spawn(move || {
-                                let me = seat.rank();
-                                for (p, arrivals) in arrived[..PHASES].iter().enumerate() {
-                                    if p == leave_at(me) {
-                                        match how(me) {
-                                            0 => {
-                                                arrivals.fetch_add(1, Ordering::Relaxed);
-                                                drop(seat.arrive());
-                                                drop(seat); // leaves from p + 1 on
-                                            }
-                                            1 => {
-                                                arrivals.fetch_add(1, Ordering::Relaxed);
-                                                seat.arrive_and_drop();
-                                            }
-                                            _ => drop(seat), // counts in p, leaves
-                                        }
-                                        return;
-                                    }
+                team.seats(),
+                |seat| {
+                    let me = seat.rank();
+                    for (p, arrivals) in arrived[..PHASES].iter().enumerate() {
+                        if p == leave_at(me) {
+                            match how(me) {
+                                0 => {
                                     arrivals.fetch_add(1, Ordering::Relaxed);
-                                    seat.arrive_and_wait();
+                                    drop(seat.arrive());
+                                    drop(seat); // leaves from p + 1 on
                                 }
-                            });
+                                1 => {
+                                    arrivals.fetch_add(1, Ordering::Relaxed);
+                                    seat.arrive_and_drop();
+                                }
+                                _ => drop(seat), // counts in p, leaves
+                            }
+                            return;
                         }
-                    });
+                        arrivals.fetch_add(1, Ordering::Relaxed);
+                        seat.arrive_and_wait();
+                    }
                 },
             );
             assert!(!failed.load(Ordering::Relaxed), "{what}");
@@ -201,22 +189,17 @@ fn random_leaves_keep_every_phase_exact() {
 #[test]
 fn every_seat_leaving_retires_the_team() {
     for (what, team) in shapes(12) {
-        watchdog(
+        on_threads(
             30,
             || format!("{what}: {team:?}"),
-            || {
-                thread::scope(|s| {
-                    for seat in team.seats() {
-                        s.spawn(move || {
-                            for _ in 0..seat.rank() {
-                                seat.arrive_and_wait();
-                            }
-                            if seat.rank() % 2 == 0 {
-                                drop(seat.arrive()); // then leave from the next phase on
-                            }
-                        });
-                    }
-                });
+            team.seats(),
+            |seat| {
+                for _ in 0..seat.rank() {
+                    seat.arrive_and_wait();
+                }
+                if seat.rank() % 2 == 0 {
+                    drop(seat.arrive()); // then leave from the next phase on
+                }
             },
         );
         let message = panic_of(|| team.wait_parity(team.phase_parity()));
@@ -249,9 +232,10 @@ fn leaving_after_arriving_never_waits_for_the_others() {
         assert!(team.phase_parity(), "{what}: phase 1 owes 8 arrivals");
         drop(rest[0].arrive());
         assert!(!team.phase_parity(), "{what}: 8 arrivals completed phase 1");
-        assert_eq!(
-            word_of(&team),
-            "Barrier { phase_parity: false, pending: 8, expected: 8, tx: 0, poisoned: false }"
+        assert_word(
+            &team,
+            "Barrier { phase_parity: false, pending: 8, expected: 8, tx: 0, poisoned: false }",
+            &what,
         );
     }
 }
@@ -358,10 +342,10 @@ fn arrive_tx_out_of_range_panics_and_changes_nothing() {
         drop(seat.arrive_tx(Barrier::MAX_TX));
         team.complete_tx(Barrier::MAX_TX);
         let pending = if what == "flat" { 3 } else { 4 }; // the tree holds the arrival
-        assert_eq!(
-            word_of(&team),
-            format!("Barrier {{ phase_parity: false, pending: {pending}, expected: 4, tx: 0, poisoned: false }}"),
-            "{what}"
+        assert_word(
+            &team,
+            &format!("Barrier {{ phase_parity: false, pending: {pending}, expected: 4, tx: 0, poisoned: false }}"),
+            &what,
         );
         std::mem::forget(seat);
     }
@@ -593,22 +577,16 @@ fn completion_runs_once_per_phase_after_every_seat() {
         // is the seats leaving as their threads end).
         assert_eq!(arrived.load(Ordering::Relaxed), (r + 1).min(PHASES) * SEATS);
     });
-    watchdog(
+    on_threads(
         60,
         || format!("{team:?}"),
-        || {
-            thread::scope(|s| {
-                for seat in team.seats() {
-                    let (arrived, runs) = (&arrived, &runs);
-                    s.spawn(move || {
-                        for p in 0..PHASES {
-                            arrived.fetch_add(1, Ordering::Relaxed);
-                            seat.arrive_and_wait();
-                            assert!(runs.load(Ordering::Relaxed) > p);
-                        }
-                    });
-                }
-            });
+        team.seats(),
+        |seat| {
+            for p in 0..PHASES {
+                arrived.fetch_add(1, Ordering::Relaxed);
+                seat.arrive_and_wait();
+                assert!(runs.load(Ordering::Relaxed) > p);
+            }
         },
     );
     assert_eq!(runs.load(Ordering::Relaxed), PHASES + 1);
@@ -795,27 +773,21 @@ fn split_arrive_wait_overlaps_independent_work() {
     let slots: [Vec<AtomicU64>; 2] =
         std::array::from_fn(|_| (0..32).map(|_| AtomicU64::new(u64::MAX)).collect());
     let team = Team::new(32);
-    watchdog(
+    on_threads(
         60,
         || format!("{team:?}"),
-        || {
-            thread::scope(|s| {
-                for seat in team.seats() {
-                    let (team, slots) = (&team, &slots);
-                    s.spawn(move || {
-                        for p in 0..PHASES {
-                            let buffer = &slots[(p % 2) as usize];
-                            buffer[seat.rank()].store(p, Ordering::Relaxed);
-                            let token = seat.arrive();
-                            std::hint::black_box((0..(p % 11)).sum::<u64>());
-                            team.wait(token);
-                            for slot in buffer {
-                                assert_eq!(slot.load(Ordering::Relaxed), p);
-                            }
-                        }
-                    });
+        team.seats(),
+        |seat| {
+            for p in 0..PHASES {
+                let buffer = &slots[(p % 2) as usize];
+                buffer[seat.rank()].store(p, Ordering::Relaxed);
+                let token = seat.arrive();
+                std::hint::black_box((0..(p % 11)).sum::<u64>());
+                team.wait(token);
+                for slot in buffer {
+                    assert_eq!(slot.load(Ordering::Relaxed), p);
                 }
-            });
+            }
         },
     );
 }

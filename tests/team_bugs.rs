@@ -5,7 +5,7 @@
 mod common;
 
 use common::shape::{self, Shape};
-use common::{panic_of, watchdog};
+use common::{eventually, panic_of, watchdog};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use syncthreads::{Barrier, Team};
@@ -134,9 +134,7 @@ fn bug_poison_during_a_completion_function_is_not_seen_until_it_returns() {
         || {
             std::thread::scope(|s| {
                 let arrival = s.spawn(|| panic_of(|| barrier.arrive_and_wait()));
-                while !entered.load(Ordering::Acquire) {
-                    std::thread::yield_now();
-                }
+                eventually("the completion runs", || entered.load(Ordering::Acquire));
                 barrier.poison();
                 let add_zero = std::panic::catch_unwind(|| barrier.add_participants(0))
                     .map_err(|p| common::panic_message(&*p));

@@ -8,7 +8,7 @@ mod common;
 
 use common::ledger::{self, Ledger};
 use common::shape::{self, Shape};
-use common::{mix, panic_of, progress_of, watchdog, word_of};
+use common::{assert_word, eventually, mix, panic_of, progress_of, watchdog};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -129,7 +129,7 @@ fn joins_on_a_flat_team_answer_as_on_a_tree() {
             assert_eq!(progress_of(&team), progress, "{what}: {step}");
             // A tree's word sees its seats' arrivals only as the root's.
             if team_is_flat {
-                assert_eq!(word_of(&team), w, "{what}: {step}");
+                assert_word(&team, &w, &format!("{what}: {step}"));
             }
         };
         let first = team.seat(0);
@@ -256,9 +256,7 @@ fn join_in_the_completion_window(capacity: usize) {
                 let team = &team;
                 let (inside, joiner_called, finished) = (&inside, &joiner_called, &finished);
                 let joiner = s.spawn(move || {
-                    while !inside.load(Ordering::Acquire) {
-                        thread::yield_now();
-                    }
+                    eventually("the completion runs", || inside.load(Ordering::Acquire));
                     joiner_called.store(true, Ordering::Release);
                     let joined = team.join().expect("a free rank");
                     assert!(
@@ -538,16 +536,12 @@ fn progress_is_the_completing_phases_while_a_seat_waits_in_the_window() {
                         second
                     });
                     let early = s.spawn(move || {
-                        while !inside.load(Ordering::Acquire) {
-                            thread::yield_now();
-                        }
+                        eventually("the completion runs", || inside.load(Ordering::Acquire));
                         arriving.store(true, Ordering::Release);
                         let token = first.arrive(); // phase 1's, once the window ends
                         (first, token)
                     });
-                    while !arriving.load(Ordering::Acquire) {
-                        thread::yield_now();
-                    }
+                    eventually("the early arrival", || arriving.load(Ordering::Acquire));
                     // The window is held open a while, so that the early
                     // arrival gets into it; its entry shows at once if it
                     // is misread.
@@ -603,9 +597,7 @@ fn block_missing_is_none_until_seats_are_used_and_then_exact() {
         || {
             thread::scope(|s| {
                 s.spawn(move || sync(&b));
-                while block.missing() != Some(vec![0, 1]) {
-                    thread::yield_now();
-                }
+                eventually("seat 2 waits", || block.missing() == Some(vec![0, 1]));
                 assert!(format!("{block:?}").contains("arrived: 1, expected: 3"));
                 assert!(format!("{a:?}").contains("arrived: 1, expected: 3"));
                 let c = block.seat(1);
@@ -627,9 +619,9 @@ fn launch_blocks_show_their_progress() {
             block_sync(block);
         } else {
             // Rank 1 arrives (and waits) in phase 0; rank 0 reads the block.
-            while block.barrier().missing() != Some(vec![0]) {
-                thread::yield_now();
-            }
+            eventually("rank 1 waits", || {
+                block.barrier().missing() == Some(vec![0])
+            });
             seen.lock().unwrap().push(format!("{block:?}"));
             block_sync(block);
         }

@@ -8,7 +8,7 @@
 mod common;
 
 use common::shape::{self, Shape};
-use common::{panic_of, watchdog};
+use common::{eventually, panic_of, watchdog};
 use syncthreads::Team;
 
 /// Shapes of a team of `seats` (those of them the build has, see
@@ -86,9 +86,7 @@ fn an_explicit_poison_is_named_as_such_and_a_seats_wait_names_its_call() {
             || {
                 std::thread::scope(|s| {
                     let waiter = s.spawn(move || panic_of(|| first.arrive_and_wait()));
-                    while team.missing() != [1] {
-                        std::thread::yield_now();
-                    }
+                    eventually("seat 0 waits", || team.missing() == [1]);
                     team.poison();
                     assert_eq!(
                         waiter.join().unwrap(),

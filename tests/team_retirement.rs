@@ -281,11 +281,9 @@ fn orders(n: usize) -> Vec<Vec<usize>> {
     }
     let mut all = Vec::new();
     for first in 0..3 {
-        for second in 0..3 {
-            let third = 3 - first - second;
-            if first != second && third != first && third != second && third < 3 {
-                all.push(vec![first, second, third]);
-            }
+        for second in (0..3).filter(|&second| second != first) {
+            // The one left of 0, 1, 2 (their sum is 3).
+            all.push(vec![first, second, 3 - first - second]);
         }
     }
     all

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{dbg, running, watchdog};
+use common::{dbg, eventually, running, watchdog};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -60,9 +60,7 @@ fn duration_max_waits_until_the_phase_completes() {
                 // A deadline far away but representable: the park must not
                 // overflow converting it, nor time out early.
                 let far = s.spawn(|| b.wait_parity_timeout(false, Duration::from_secs(1 << 40)));
-                while dbg(&b) != running(false, 1, 2, 0) {
-                    thread::yield_now();
-                }
+                eventually("the waiters wait", || dbg(&b) == running(false, 1, 2, 0));
                 // Let the waiters get past spinning into their parked sleep
                 // (asserted the same either way).
                 thread::sleep(Duration::from_millis(20));
@@ -143,9 +141,7 @@ fn timed_wait_returns_ok_as_soon_as_the_phase_completes() {
                     assert!(b.wait_parity_timeout(false, TIMEOUT));
                     start.elapsed()
                 });
-                while dbg(&b) != running(false, 1, 2, 0) {
-                    thread::yield_now();
-                }
+                eventually("the waiters wait", || dbg(&b) == running(false, 1, 2, 0));
                 // Let the waiters settle into their waits (parked).
                 thread::sleep(Duration::from_millis(20));
                 drop(b.arrive());
@@ -190,9 +186,7 @@ fn token_handed_back_by_a_timeout_completes_a_later_wait() {
                     // The phase completed: a new arrival belongs to phase 1.
                     assert!(b.phase_parity());
                 });
-                while !timed_out_once.load(Ordering::Relaxed) {
-                    thread::yield_now();
-                }
+                eventually("a timeout", || timed_out_once.load(Ordering::Relaxed));
                 let t = b.arrive();
                 assert!(b.try_wait(&t));
                 b.wait(t);

@@ -46,8 +46,6 @@ pub(crate) use off::{describe_as, parking, sites, DescribeAs, FutureWait, Record
 #[cfg(feature = "diagnostics")]
 mod future;
 #[cfg(feature = "diagnostics")]
-mod pool;
-#[cfg(feature = "diagnostics")]
 mod registry;
 #[cfg(feature = "diagnostics")]
 pub(crate) mod report;
@@ -55,6 +53,8 @@ pub(crate) mod report;
 pub(crate) mod sites;
 #[cfg(feature = "diagnostics")]
 pub(crate) mod slot;
+#[cfg(feature = "diagnostics")]
+mod slots;
 #[cfg(feature = "diagnostics")]
 mod stall;
 

@@ -1,15 +1,15 @@
-//! Recording the waits: each thread's slot of the pool (`pool.rs`) and
+//! Recording the waits: each thread's slot in the slot list (`slots.rs`) and
 //! how a blocking or async wait is written into it.
 //!
 //! A thread takes a slot on its first blocking wait and keeps it in a
-//! thread-local until it exits; the slot then goes back to the pool for the
+//! thread-local until it exits; the slot then goes back to the slot list for the
 //! next thread (so a program that spawns threads in a loop, as `launch`
 //! does, keeps as many slots as it had threads alive at once). A blocking
 //! wait is recorded only once it stops spinning (it yields or parks: it has
 //! waited for microseconds already, and yielding or parking costs more than
 //! the record): a clock read, a thread-local, a few stores and one CAS on
 //! the thread's own slot. A wait that ends while spinning records nothing.
-//! The pool's lock is taken only to hand out a slot, by an async wait that
+//! The slot list's lock is taken only to hand out a slot, by an async wait that
 //! found its phase incomplete, and by the reader.
 //!
 //! Under the model
@@ -17,8 +17,8 @@
 //! model's atomics cannot outlive one execution; the slot's protocol has its
 //! own loom model (`slot.rs`).
 
-use super::pool::{self, unclaim};
-use super::slot::{About, Slot, Wait};
+use super::slot::{About, Wait, WaiterSlot};
+use super::slots::{self, unclaim};
 use super::subject::{Subject, WaitInfo, Who};
 use crate::sync::thread_local;
 use std::cell::Cell;
@@ -26,11 +26,11 @@ use std::panic::Location;
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-/// Takes a slot of the pool for `owner`, first starting the stall-report
+/// Takes a slot of the slot list for `owner`, first starting the stall-report
 /// monitor if the environment asks for it (a wait is about to be recorded).
-fn claim(owner: (String, bool)) -> &'static Slot {
+fn claim(owner: (String, bool)) -> &'static WaiterSlot {
     super::report::start_if_asked();
-    pool::claim(owner)
+    slots::claim(owner)
 }
 
 /// The name of the calling thread for the report: its name, else its id as
@@ -45,12 +45,12 @@ fn thread_name() -> (String, bool) {
 }
 
 /// A thread's record keeping, in one thread-local: its slot (returned to
-/// the pool when the thread exits), a higher layer's description of the
+/// the slot list when the thread exits), a higher layer's description of the
 /// wait it is about to make ([`describe_as`]), and whether its slot holds a
 /// wait now (a wait inside a wait, which should not happen, is then not
 /// recorded).
 struct Local {
-    slot: Cell<Option<&'static Slot>>,
+    slot: Cell<Option<&'static WaiterSlot>>,
     describe_as: Cell<Option<Override>>,
     waiting: Cell<bool>,
 }
@@ -126,7 +126,7 @@ pub(crate) enum Record {
     #[default]
     Off,
     Pending(WaitInfo),
-    Begun(Option<&'static Slot>),
+    Begun(Option<&'static WaiterSlot>),
 }
 
 impl Record {
@@ -156,7 +156,7 @@ impl Drop for Record {
 /// Records a blocking wait of this thread (module docs); `None` if not
 /// recorded (a model checker's build, a thread that is exiting, a wait
 /// inside a wait).
-fn thread_wait(info: WaitInfo) -> Option<&'static Slot> {
+fn thread_wait(info: WaitInfo) -> Option<&'static WaiterSlot> {
     if crate::sync::MODEL {
         return None;
     }
@@ -208,7 +208,7 @@ fn thread_wait(info: WaitInfo) -> Option<&'static Slot> {
 /// of itself at that poll, not the subject (`slot.rs`'s module docs). (A
 /// lock, not a `Cell`: the futures are `Sync`; only the poller takes it.)
 #[derive(Default)]
-pub(crate) struct TaskWait(Mutex<Option<&'static Slot>>);
+pub(crate) struct TaskWait(Mutex<Option<&'static WaiterSlot>>);
 
 impl TaskWait {
     /// After a poll: records the wait while `pending` (once), ends the

@@ -1,4 +1,4 @@
-//! A waiter's record: one [`Slot`] per waiting thread (kept for the
+//! A waiter's record: one [`WaiterSlot`] per waiting thread (kept for the
 //! thread's life) or per pending async wait (for that wait), readable by
 //! [`stalls`](super::stalls) while the wait goes on.
 //!
@@ -14,7 +14,7 @@
 //! store after it filled `wait`, and `ACTIVE → IDLE` with a CAS, which fails
 //! while a reader holds `READ`: the owner then yields until the reader is
 //! done. A reader moves `ACTIVE → ACTIVE | READ` with a CAS and back with a
-//! store. Only one reader at a time (the pool's lock), and a reader never
+//! store. Only one reader at a time (the slot list's lock), and a reader never
 //! touches an `IDLE` slot, so the owner's store cannot overwrite a reader's
 //! bit, and the reader's store cannot overwrite an owner's `IDLE`.
 //!
@@ -83,7 +83,7 @@ pub(crate) struct Wait {
 }
 
 /// A waiter's record (module docs).
-pub(crate) struct Slot {
+pub(crate) struct WaiterSlot {
     state: AtomicU64,
     /// Written by the owner while `IDLE`; read by a reader holding `READ`.
     wait: UnsafeCell<Option<Wait>>,
@@ -94,13 +94,13 @@ pub(crate) struct Slot {
 // a `Subject` pointer in it (a blocking wait's) is only dereferenced by
 // `describe` while the wait, and so the borrow of its object, lasts; the
 // rest is owned data (`String`s, `Vec`s).
-unsafe impl Sync for Slot {}
+unsafe impl Sync for WaiterSlot {}
 // SAFETY: as for `Sync`; the slot owns nothing thread-bound.
-unsafe impl Send for Slot {}
+unsafe impl Send for WaiterSlot {}
 
-impl Slot {
-    pub(crate) fn new() -> Slot {
-        Slot {
+impl WaiterSlot {
+    pub(crate) fn new() -> WaiterSlot {
+        WaiterSlot {
             state: AtomicU64::new(IDLE),
             wait: UnsafeCell::new(None),
         }
@@ -128,7 +128,7 @@ impl Slot {
     }
 
     /// A reader takes the record, if there is one. The caller must be the
-    /// only reader and must [`release`](Slot::release) it.
+    /// only reader and must [`release`](WaiterSlot::release) it.
     pub(crate) fn read(&self) -> Option<Wait> {
         // Acquire: pairs with `begin`'s Release (the record is complete).
         // Relaxed on failure: an IDLE slot is not read.
@@ -139,7 +139,7 @@ impl Slot {
         self.wait.with_mut(|w| unsafe { (*w).clone() })
     }
 
-    /// The reader lets go of a record it [`read`](Slot::read).
+    /// The reader lets go of a record it [`read`](WaiterSlot::read).
     pub(crate) fn release(&self) {
         // Release: the reader's accesses happen-before the owner's `end`.
         self.state.store(ACTIVE, Ordering::Release);
@@ -163,7 +163,7 @@ pub fn model_a_reader_never_outlives_the_wait() {
         unreachable!()
     }
 
-    let slot = Arc::new(Slot::new());
+    let slot = Arc::new(WaiterSlot::new());
     let subject = Arc::new(UnsafeCell::new(0u64));
     let reader = {
         let (slot, subject) = (slot.clone(), subject.clone());

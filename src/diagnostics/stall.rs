@@ -1,8 +1,8 @@
 //! [`Stall`] and [`Waiter`]: what [`stalls`](super::stalls) finds, and the
 //! report a person reads (`Display`).
 
-use super::pool::{self, Found};
 use super::slot::About;
+use super::slots::{self, Found};
 use super::subject::Who;
 use std::fmt;
 use std::panic::Location;
@@ -411,7 +411,7 @@ pub(crate) struct Scan {
 /// Groups the recorded waits by phase and describes the phases with a wait
 /// older than `older_than`, the longest-stalled first.
 pub(crate) fn collect(older_than: Duration) -> Scan {
-    pool::scan(|found| {
+    slots::scan(|found| {
         let now = Instant::now();
         let mut groups: Vec<(Key, Vec<&Found>)> = Vec::new();
         for w in found {

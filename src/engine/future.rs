@@ -53,7 +53,7 @@ use std::task::{Context, Poll};
 /// ```
 #[must_use = "futures do nothing unless polled; the arrival already happened"]
 pub struct WaitFuture<'a, F = ()> {
-    barrier: &'a Engine<F>,
+    engine: &'a Engine<F>,
     phase: Phase,
     node: TaskNode,
     diag: FutureWait,
@@ -82,7 +82,7 @@ pub struct WaitFuture<'a, F = ()> {
 /// ```
 #[must_use = "futures do nothing unless polled"]
 pub struct ParityWaitFuture<'a, F = ()> {
-    barrier: &'a Engine<F>,
+    engine: &'a Engine<F>,
     parity: bool,
     node: TaskNode,
     diag: FutureWait,
@@ -113,7 +113,7 @@ pub struct ParityWaitFuture<'a, F = ()> {
 /// ```
 #[must_use = "futures do nothing unless polled; the arrival already happened"]
 pub struct ArriveAndWaitFuture<'a, F = ()> {
-    barrier: &'a Engine<F>,
+    engine: &'a Engine<F>,
     /// The operation, for panic messages.
     op: &'static str,
     phase: Phase,
@@ -130,24 +130,24 @@ static_assertions::assert_impl_all!(WaitFuture<'static>: Send, Sync, fmt::Debug)
 static_assertions::assert_impl_all!(ParityWaitFuture<'static>: Send, Sync, fmt::Debug);
 static_assertions::assert_impl_all!(ArriveAndWaitFuture<'static>: Send, Sync, fmt::Debug);
 
-/// After a poll of `barrier`'s wait (for `phase`, or its current one):
+/// After a poll of `engine`'s wait (for `phase`, or its current one):
 /// the future's record for the stall reports.
-fn polled<F>(diag: &FutureWait, barrier: &Engine<F>, phase: Option<Phase>, pending: bool) {
-    // SAFETY: called from a poll of the future that borrows `barrier`, and
-    // a higher layer's subject owns the barrier (`described_as`): both are
+fn polled<F>(diag: &FutureWait, engine: &Engine<F>, phase: Option<Phase>, pending: bool) {
+    // SAFETY: called from a poll of the future that borrows `engine`, and
+    // a higher layer's subject owns that engine (`described_as`): both are
     // alive for the call.
     unsafe {
         diag.polled(
             pending,
-            barrier.key(),
-            || phase.unwrap_or_else(|| barrier.phase()).bits(),
-            || barrier.subject(),
+            engine.key(),
+            || phase.unwrap_or_else(|| engine.phase()).bits(),
+            || engine.subject(),
         );
     }
 }
 
 /// A higher layer (a `Team`) describes the futures' waits as its own, for
-/// the stall reports: `subject` must own the barrier the future borrows,
+/// the stall reports: `subject` must own the engine the future borrows,
 /// so that it is alive whenever the future is polled (it is described
 /// during polls only).
 macro_rules! described_as {
@@ -164,11 +164,11 @@ described_as!(WaitFuture, ParityWaitFuture, ArriveAndWaitFuture);
 
 impl<'a, F: Completion> WaitFuture<'a, F> {
     #[track_caller]
-    pub(crate) fn new(barrier: &'a Engine<F>, phase: Phase) -> Self {
+    pub(crate) fn new(engine: &'a Engine<F>, phase: Phase) -> Self {
         WaitFuture {
-            barrier,
+            engine,
             phase,
-            node: barrier.task_node(),
+            node: engine.task_node(),
             diag: FutureWait::here(),
         }
     }
@@ -176,11 +176,11 @@ impl<'a, F: Completion> WaitFuture<'a, F> {
 
 impl<'a, F: Completion> ParityWaitFuture<'a, F> {
     #[track_caller]
-    pub(crate) fn new(barrier: &'a Engine<F>, parity: bool) -> Self {
+    pub(crate) fn new(engine: &'a Engine<F>, parity: bool) -> Self {
         ParityWaitFuture {
-            barrier,
+            engine,
             parity,
-            node: barrier.task_node(),
+            node: engine.task_node(),
             diag: FutureWait::here(),
         }
     }
@@ -192,17 +192,17 @@ impl<'a, F: Completion> ArriveAndWaitFuture<'a, F> {
     /// future is then ready at once, and its result is the leader's).
     #[track_caller]
     pub(crate) fn arrived(
-        barrier: &'a Engine<F>,
+        engine: &'a Engine<F>,
         op: &'static str,
         phase: Phase,
         completed: bool,
     ) -> Self {
         ArriveAndWaitFuture {
-            barrier,
+            engine,
             op,
             phase,
             leader: completed,
-            node: barrier.task_node(),
+            node: engine.task_node(),
             diag: FutureWait::here(),
         }
     }
@@ -225,14 +225,9 @@ impl<F: Completion> Future for WaitFuture<'_, F> {
         let this = self.into_ref();
         let target = Target::Token(this.phase);
         let poll = this
-            .barrier
+            .engine
             .poll_wait_async("wait_async", pinned_node!(this), cx, target);
-        polled(
-            &this.diag,
-            this.barrier,
-            Some(this.phase),
-            poll.is_pending(),
-        );
+        polled(&this.diag, this.engine, Some(this.phase), poll.is_pending());
         poll
     }
 }
@@ -243,10 +238,10 @@ impl<F: Completion> Future for ParityWaitFuture<'_, F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.into_ref();
         let target = Target::Parity(this.parity);
-        let poll =
-            this.barrier
-                .poll_wait_async("wait_parity_async", pinned_node!(this), cx, target);
-        polled(&this.diag, this.barrier, None, poll.is_pending());
+        let poll = this
+            .engine
+            .poll_wait_async("wait_parity_async", pinned_node!(this), cx, target);
+        polled(&this.diag, this.engine, None, poll.is_pending());
         poll
     }
 }
@@ -261,14 +256,9 @@ impl<F: Completion> Future for ArriveAndWaitFuture<'_, F> {
         }
         let target = Target::Arrival(this.phase);
         let poll = this
-            .barrier
+            .engine
             .poll_wait_async(this.op, pinned_node!(this), cx, target);
-        polled(
-            &this.diag,
-            this.barrier,
-            Some(this.phase),
-            poll.is_pending(),
-        );
+        polled(&this.diag, this.engine, Some(this.phase), poll.is_pending());
         poll.map(|()| BarrierWaitResult { is_leader: false })
     }
 }
@@ -277,7 +267,7 @@ impl<F> fmt::Debug for WaitFuture<'_, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WaitFuture")
             .field("phase", &self.phase)
-            .field("barrier", self.barrier)
+            .field("barrier", self.engine)
             .finish_non_exhaustive()
     }
 }
@@ -286,7 +276,7 @@ impl<F> fmt::Debug for ParityWaitFuture<'_, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ParityWaitFuture")
             .field("parity", &self.parity)
-            .field("barrier", self.barrier)
+            .field("barrier", self.engine)
             .finish_non_exhaustive()
     }
 }
@@ -296,7 +286,7 @@ impl<F> fmt::Debug for ArriveAndWaitFuture<'_, F> {
         f.debug_struct("ArriveAndWaitFuture")
             .field("phase", &self.phase)
             .field("is_leader", &self.leader)
-            .field("barrier", self.barrier)
+            .field("barrier", self.engine)
             .finish_non_exhaustive()
     }
 }

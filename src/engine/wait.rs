@@ -1,5 +1,5 @@
-//! The waits of a [`Barrier`]: on a token, by parity, bounded in time, and
-//! the queries that never block. Every blocking wait goes through
+//! The engine's waits, a `Barrier`'s and a `Team`'s: on a token, by
+//! parity, bounded in time, and the queries that never block. Every blocking wait goes through
 //! [`Engine::wait_for`] and the policy of `src/wait.rs`.
 
 use super::Engine;
@@ -244,11 +244,12 @@ impl<F> Engine<F> {
     }
 }
 
-/// A `Barrier<F>` for a stall report: its kind and `Debug`; it knows no ranks.
+/// An engine for a stall report, as the `Barrier` it is: its kind and
+/// `Debug`; it knows no ranks.
 ///
 /// # Safety
 ///
-/// `ptr` points to a live `Barrier<F>`.
+/// `ptr` points to a live `Engine<F>`.
 unsafe fn describe<F>(ptr: *const (), _: u64, _: u64) -> crate::diagnostics::Described {
     // SAFETY: the caller's contract.
     let barrier = unsafe { &*(ptr as *const Engine<F>) };

@@ -1,12 +1,11 @@
-//! The async waits of a [`Barrier`]: the methods that make the
+//! The engine's async waits, a `Barrier`'s and a `Team`'s: the methods that make the
 //! futures of `future.rs`, and the one poll they all share, which takes the
 //! task half of the handshake in `src/wait.rs`.
 
-use super::future::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
+use super::future::{ParityWaitFuture, WaitFuture};
 use super::wait::{End, Target};
 use super::Engine;
 use crate::completion::Completion;
-use crate::op::Op;
 use crate::park::TaskNode;
 use crate::token::ArrivalToken;
 use crate::wait::{self, Word};
@@ -25,24 +24,6 @@ impl<F: Completion> Engine<F> {
     #[track_caller]
     pub(crate) fn wait_parity_async(&self, parity: bool) -> ParityWaitFuture<'_, F> {
         ParityWaitFuture::new(self, parity)
-    }
-
-    /// As `Barrier::arrive_and_wait_async`.
-    #[track_caller]
-    pub(crate) fn arrive_and_wait_async(&self) -> ArriveAndWaitFuture<'_, F> {
-        self.arrive_then_wait_async(Op::ArriveAndWaitAsync, "arrive_and_wait_async()")
-    }
-
-    /// Records `op` (an arrival; its misuse panics here) and returns the
-    /// future that waits for its phase, naming `name` in its panics.
-    #[track_caller]
-    pub(crate) fn arrive_then_wait_async(
-        &self,
-        op: Op,
-        name: &'static str,
-    ) -> ArriveAndWaitFuture<'_, F> {
-        let arrival = self.update(op);
-        ArriveAndWaitFuture::arrived(self, name, arrival.phase, arrival.completed)
     }
 
     /// A node of the task table for this barrier's word.

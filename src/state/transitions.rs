@@ -52,14 +52,10 @@ pub(crate) enum Recorded {
 pub(crate) struct State(AtomicU64);
 
 impl State {
-    #[cfg(not(any(loom, shuttle)))]
-    pub(crate) const fn new(initial: Snapshot) -> State {
-        State(AtomicU64::new(initial.0))
-    }
-
-    #[cfg(any(loom, shuttle))]
-    pub(crate) fn new(initial: Snapshot) -> State {
-        State(AtomicU64::new(initial.0))
+    crate::sync::const_unless_model! {
+        pub(crate) fn new(initial: Snapshot) -> State {
+            State(AtomicU64::new(initial.0))
+        }
     }
 
     #[inline]
@@ -73,7 +69,7 @@ impl State {
     /// one RMW stores that, and also starts the next phase
     /// (`has_completion == false`) or the completing state when the
     /// operation completes the phase.
-    // Always inlined: the caller's `apply` folds into its constant op (engine/record.rs, `try_update`).
+    // Always inlined: the caller's `apply` folds into its constant op (engine/update.rs, `try_update`).
     #[inline(always)]
     pub(crate) fn record<E>(
         &self,

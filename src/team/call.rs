@@ -2,7 +2,7 @@
 //! seat's arrival reaches the word as the one arrival operation
 //! (`Op::Arrival`), and this is its name.
 
-use crate::op::{Op, PhaseOf, Who};
+use crate::op::{Arriver, Op, PhaseOf};
 use crate::phase::Phase;
 use std::fmt;
 
@@ -40,7 +40,7 @@ impl SeatCall {
     /// named after this call: a flat team's arrival on the word, or a tree
     /// seat's entry check (`Engine::enter`).
     pub(crate) fn seat_arrival(&self, phase: Phase, rank: u32) -> Op<'_> {
-        let who = Who {
+        let who = Arriver {
             kind: "seat",
             id: rank,
         };

@@ -2,12 +2,11 @@
 //! capacity, each in the default shape; each checks its arguments and names
 //! itself in its panics.
 
-use super::ranks::{Entry, UNHANDED};
+use super::ranks::Ranks;
 use super::tree::{Front, MAX_FAN_IN};
 use super::{Team, FAN_IN, FLAT};
 use crate::engine::Engine;
-use crate::lines::Lines;
-use crate::sync::{AtomicU64, Mutex, Ordering};
+use crate::sync::Mutex;
 #[cfg(doc)]
 use crate::Barrier;
 use crossbeam_utils::CachePadded;
@@ -179,7 +178,7 @@ fn check_capacity(call: &dyn fmt::Display, seats: usize, capacity: usize) {
 
 impl<F> Team<F> {
     /// A constructor's team: `call` names the constructor in its panics;
-    /// `seats` and `capacity` are checked before `barrier` makes the word.
+    /// `seats` and `capacity` are checked before `engine` makes the word.
     #[track_caller]
     pub(super) fn checked(
         call: &dyn fmt::Display,
@@ -187,7 +186,7 @@ impl<F> Team<F> {
         capacity: usize,
         fan_in: usize,
         flat: usize,
-        barrier: impl FnOnce() -> Engine<F>,
+        engine: impl FnOnce() -> Engine<F>,
     ) -> Team<F> {
         check_capacity(call, seats, capacity);
         assert!(
@@ -195,32 +194,25 @@ impl<F> Team<F> {
             "syncthreads: {call}: the fan-in must be in 2 ..= {MAX_FAN_IN}"
         );
         let front = Front::new(seats, capacity, fan_in, flat);
-        Team::build(barrier(), front, seats, capacity, fan_in)
+        Team::build(engine(), front, seats, capacity, fan_in)
     }
 
     /// The team of checked arguments, with its front.
     fn build(
-        barrier: Engine<F>,
+        engine: Engine<F>,
         front: Front,
         seats: usize,
         capacity: usize,
         fan_in: usize,
     ) -> Team<F> {
-        let team = Team {
-            barrier: CachePadded::new(barrier),
+        Team {
+            engine: CachePadded::new(engine),
             front,
-            ranks: Lines::new((0..capacity).map(|_| AtomicU64::new(0)), AtomicU64::new(0)),
+            ranks: Ranks::new(seats, capacity),
             joins: Mutex::new(()),
             seats: seats as u32,
             capacity: capacity as u32,
             fan_in: fan_in as u32,
-        };
-        for rank in 0..seats {
-            // Relaxed: construction; the team is handed to other threads
-            // with a happens-before edge.
-            team.entry(rank)
-                .store(Entry::new(UNHANDED, 0).0, Ordering::Relaxed);
         }
-        team
     }
 }

@@ -45,7 +45,9 @@
 //! Why a reader that read the word `Acquire` can fix the wide phase from
 //! the largest entry: docs/design/orderings.md, "Reading the per-rank table".
 
+#[cfg(doc)]
 use super::Team;
+use crate::lines::Lines;
 use crate::phase::Phase;
 use crate::sync::{AtomicU64, Ordering};
 
@@ -62,12 +64,12 @@ const WIDE: u64 = !STATE;
 
 /// A decoded entry.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) struct Entry(pub(super) u64);
+pub(super) struct RankEntry(pub(super) u64);
 
-impl Entry {
-    pub(super) fn new(state: u64, wide: u64) -> Entry {
+impl RankEntry {
+    pub(super) fn new(state: u64, wide: u64) -> RankEntry {
         debug_assert!(state & WIDE == 0);
-        Entry(state | (wide & WIDE))
+        RankEntry(state | (wide & WIDE))
     }
     pub(super) fn state(self) -> u64 {
         self.0 & STATE
@@ -89,23 +91,47 @@ pub(super) struct Progress {
     pub(super) arrived: usize,
 }
 
-impl<F> Team<F> {
+/// The per-rank table: one entry per rank of the capacity, each on a cache
+/// line that only its seat writes.
+pub(super) struct Ranks(Lines<AtomicU64>);
+
+impl Ranks {
+    /// The table of `capacity` ranks, of which `0 .. seats` take part
+    /// since construction (their seats not handed out yet).
+    pub(super) fn new(seats: usize, capacity: usize) -> Ranks {
+        let entry = |rank| {
+            let e = if rank < seats {
+                RankEntry::new(UNHANDED, 0)
+            } else {
+                RankEntry(FREE)
+            };
+            AtomicU64::new(e.0)
+        };
+        Ranks(Lines::new((0..capacity).map(entry), AtomicU64::new(0)))
+    }
+
     /// The entry of `rank` (`rank < capacity`).
     #[inline]
     pub(super) fn entry(&self, rank: usize) -> &AtomicU64 {
-        &self.ranks[rank]
+        &self.0[rank]
     }
 
     /// Every entry, in rank order (`Relaxed` loads: see the module docs
     /// for what the caller's `Acquire` read of the word makes them show).
-    pub(super) fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
-        (0..self.capacity as usize).map(|r| Entry(self.entry(r).load(Ordering::Relaxed)))
+    pub(super) fn entries(&self) -> impl Iterator<Item = RankEntry> + '_ {
+        self.0.iter().map(|e| RankEntry(e.load(Ordering::Relaxed)))
+    }
+
+    /// The table's heap bytes, for the memory table.
+    #[cfg(test)]
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.0.heap_bytes()
     }
 
     /// The wide number of the current phase, whose value modulo 4 is
     /// `phase` (orderings.md, "Reading the per-rank table").
     pub(super) fn wide_phase(&self, phase: Phase) -> u64 {
-        let max = self.entries().map(Entry::wide).max().unwrap_or(0);
+        let max = self.entries().map(RankEntry::wide).max().unwrap_or(0);
         // `M - 2`, not `M - 1`: a flat seat's entry may be two ahead.
         let base = max.saturating_sub(2);
         base + (phase.bits().wrapping_sub(base) & 3)

@@ -27,8 +27,8 @@ impl<F: Completion> Team<F> {
     #[must_use]
     pub fn missing(&self) -> Vec<usize> {
         // Acquire: every entry stored before this phase's start → the reader (orderings.md).
-        let s = self.barrier.word(Ordering::Acquire);
-        self.missing_in(s.phase())
+        let s = self.engine.word(Ordering::Acquire);
+        self.ranks.missing_in(s.phase())
     }
 }
 
@@ -38,7 +38,9 @@ impl<F> Team<F> {
     pub(crate) fn debug_progress(&self, f: &mut fmt::DebugStruct<'_, '_>) {
         // Acquire: as in `Team::missing`; here it also keeps the largest
         // entry within what fixes the wide phase (team/ranks.rs).
-        let p = self.progress_in(self.barrier.word(Ordering::Acquire).phase());
+        let p = self
+            .ranks
+            .progress_in(self.engine.word(Ordering::Acquire).phase());
         f.field("arrived", &p.arrived)
             .field("expected", &p.expected);
     }
@@ -56,7 +58,7 @@ impl<F> fmt::Debug for Team<F> {
         d.field("capacity", &self.capacity)
             .field("fan_in", &self.fan_in)
             .field("nodes", &self.front.nodes().len())
-            .field("barrier", &*self.barrier)
+            .field("barrier", &*self.engine)
             .finish()
     }
 }
@@ -64,7 +66,7 @@ impl<F> fmt::Debug for Team<F> {
 impl<F: Completion> Team<F> {
     /// The key of the team's word, as its waits are recorded under.
     pub(crate) fn key(&self) -> usize {
-        self.barrier.key()
+        self.engine.key()
     }
 
     /// Until the guard drops, this thread's wait on the team's word is
@@ -75,7 +77,7 @@ impl<F: Completion> Team<F> {
         location: &'static std::panic::Location<'static>,
         who: Option<crate::diagnostics::Who>,
     ) -> crate::diagnostics::DescribeAs {
-        crate::diagnostics::describe_as(self.barrier.key(), self.subject(), location, who)
+        crate::diagnostics::describe_as(self.engine.key(), self.subject(), location, who)
     }
 
     /// As [`describe_wait`](Team::describe_wait), for the wait of the seat
@@ -94,8 +96,8 @@ impl<F: Completion> Team<F> {
     pub(crate) fn missing_in_phase(&self, phase: u64) -> Vec<usize> {
         // Acquire: as in `Team::missing`; a later phase read here also
         // makes every arrival in `phase` visible (they preceded its end).
-        let _ = self.barrier.word(Ordering::Acquire);
-        self.missing_in(crate::phase::Phase::new(phase as u8))
+        let _ = self.engine.word(Ordering::Acquire);
+        self.ranks.missing_in(crate::phase::Phase::new(phase as u8))
     }
 
     /// This team, as a stall report describes it.

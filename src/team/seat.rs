@@ -3,8 +3,8 @@
 //! docs/design/orderings.md).
 
 use super::call::SeatCall;
-use super::ranks::Entry;
-use super::tree::{Contribution, Front};
+use super::ranks::RankEntry;
+use super::tree::{Contribution, Front, Tree};
 use super::Team;
 use crate::completion::Completion;
 use crate::diagnostics::TokenRank;
@@ -82,7 +82,7 @@ impl<'a, F: Completion> Seat<'a, F> {
             rank: rank as u32,
             last: Cell::new(last),
             direct: Cell::new(direct),
-            entry: team.entry(rank),
+            entry: team.ranks.entry(rank),
         }
     }
 
@@ -94,7 +94,7 @@ impl<'a, F: Completion> Seat<'a, F> {
     /// Stores this rank's entry, before the arrival or leave it describes
     /// (team/ranks.rs). Relaxed: that arrival's `Release` carries it.
     #[inline]
-    fn publish(&self, e: Entry) {
+    fn publish(&self, e: RankEntry) {
         self.entry.store(e.0, Ordering::Relaxed);
     }
 
@@ -199,7 +199,7 @@ impl<F: Completion> Seat<'_, F> {
                 .describe_seat_wait(std::panic::Location::caller(), self.rank as usize);
             let done = self
                 .team
-                .barrier
+                .engine
                 .wait_for(wait_name, Target::Token(token.phase), None);
             debug_assert!(done);
         }
@@ -234,7 +234,7 @@ impl<F: Completion> Seat<'_, F> {
     pub fn arrive_and_wait_async(&self) -> ArriveAndWaitFuture<'_, F> {
         let (token, completed) = self.arrive_as(SeatCall::ArriveAndWaitAsync, 0);
         let future = ArriveAndWaitFuture::arrived(
-            &self.team.barrier,
+            &self.team.engine,
             "Seat::arrive_and_wait_async()",
             token.phase,
             completed,
@@ -289,13 +289,13 @@ impl<F: Completion> Seat<'_, F> {
     /// ```
     #[track_caller]
     pub fn arrive_and_drop(self) {
-        let barrier = &self.team.barrier;
+        let engine = &self.team.engine;
         // Relaxed: only a reason to panic; a stale word leads to the RMW, which decides (orderings.md).
-        let s = barrier.word(Ordering::Relaxed);
+        let s = engine.word(Ordering::Relaxed);
         if s.poison().is_some() {
             poisoned_panic(SeatCall::ArriveAndDrop, s);
         }
-        barrier.check_not_in_completion(&SeatCall::ArriveAndDrop);
+        engine.check_not_in_completion(&SeatCall::ArriveAndDrop);
         let seat = std::mem::ManuallyDrop::new(self);
         seat.leave(SeatCall::ArriveAndDrop, false);
     }
@@ -308,7 +308,7 @@ impl<F: Completion> Seat<'_, F> {
     #[inline]
     pub(super) fn enter(&self, call: SeatCall) -> Phase {
         let phase = self.next_phase();
-        self.team.barrier.enter(call.seat_arrival(phase, self.rank));
+        self.team.engine.enter(call.seat_arrival(phase, self.rank));
         phase
     }
 
@@ -322,69 +322,80 @@ impl<F: Completion> Seat<'_, F> {
     #[track_caller]
     #[inline(always)]
     pub(super) fn arrive_as(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
-        if let (0, Front::Flat) = (tx, &self.team.front) {
-            return self.arrive_flat(call);
+        // The one look at the front: each path below knows its own.
+        match &self.team.front {
+            Front::Flat if tx == 0 => self.arrive_flat(call),
+            Front::Flat => self.arrive_flat_tx(call, tx),
+            Front::Tree(tree) => self.arrive_tree(tree, call, tx),
         }
-        self.arrive_tree(call, tx)
     }
 
-    /// [`arrive_as`](Self::arrive_as) through the tree, or with `tx`.
+    /// [`arrive_as`](Self::arrive_as) through the tree (plus `tx`).
     #[track_caller]
-    fn arrive_tree(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
-        let barrier = &self.team.barrier;
-        let phase = self.enter(call);
-        if tx > 0 {
-            // Before the tree arrival: the phase cannot complete until that
-            // arrival, and a range misuse panics with nothing changed (point 4).
-            let _expect_tx = barrier.arrive_combined(call.combined(0, 0, tx, false));
-        }
+    fn arrive_tree(&self, tree: &Tree, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
+        let (phase, wide) = self.counted_arrival(call, tx);
         let arrival = Contribution {
             arrivals: 1,
             drops: 0,
             leave: false,
         };
-        let wide = self.last.get().wrapping_add(1);
-        debug_assert_eq!(Phase::of_wide(wide), phase);
-        self.publish(Entry::new(super::PART, wide.wrapping_add(1)));
-        let result = self.contribute(phase, arrival, call, false);
+        let result = self.contribute(tree, phase, arrival, call, false);
         self.last.set(wide);
         result
     }
 
+    /// A flat team's arrival with `tx`: checked as a tree seat's, then one
+    /// arrival on the word.
+    #[track_caller]
+    fn arrive_flat_tx(&self, call: SeatCall, tx: u32) -> (ArrivalToken, bool) {
+        let (_, wide) = self.counted_arrival(call, tx);
+        let result = self
+            .team
+            .engine
+            .arrive_combined(call.combined(1, 0, 0, false));
+        self.last.set(wide);
+        result
+    }
+
+    /// What precedes an arrival that the word does not check in its own
+    /// RMW: the entry check, the `tx` (before the arrival: the phase cannot
+    /// complete until that arrival, and a range misuse panics with nothing
+    /// changed, point 4) and the entry. Returns the arrival's phase and its
+    /// wide number, for the caller to store once the arrival is made.
+    #[track_caller]
+    #[inline(always)]
+    fn counted_arrival(&self, call: SeatCall, tx: u32) -> (Phase, u64) {
+        let phase = self.enter(call);
+        if tx > 0 {
+            let _expect_tx = self
+                .team
+                .engine
+                .arrive_combined(call.combined(0, 0, tx, false));
+        }
+        let wide = self.last.get().wrapping_add(1);
+        debug_assert_eq!(Phase::of_wide(wide), phase);
+        self.publish(RankEntry::new(super::PART, wide.wrapping_add(1)));
+        (phase, wide)
+    }
+
     /// A flat team's plain arrival: one RMW of the word, whose own read is
-    /// the entry check. The seat knows the phase of its arrival (the one
-    /// after its last); [`PhaseOf::Exactly`] refuses a word still in the
-    /// seat's last phase (the engine decides whether it is a double
-    /// arrival), poisoned or retired, and waits out a completion window as
-    /// every arrival does. No load of the word before the RMW: on a
-    /// contended line that load is a miss of its own, and the RMW's
-    /// ownership a second one. Nor does the RMW need one's `Acquire`: a
-    /// tree seat's entry read orders its node RMW after the node's re-arm
-    /// (orderings.md, point 3); a flat seat touches no node, and the word's
-    /// RMW carries the orderings of every arrival (state.rs).
-    ///
-    /// The entry is published before the RMW, as for every arrival
-    /// (team/ranks.rs); a refused arrival puts the seat's previous entry
-    /// back before it panics, so that nothing it changed stays changed.
-    /// Until then the table holds an entry two phases ahead of the word's
-    /// (orderings.md, "Reading the per-rank table", reads it right). The refusal
-    /// inside the team's own completion function is a panic out of the
-    /// RMW's wait for the next phase, so the entry goes back as that
-    /// unwinds ([`Unpublish`]).
+    /// the entry check ([`PhaseOf::Exactly`]), with no load before it. The
+    /// entry is published first and put back if the arrival is refused
+    /// ([`Unpublish`]) (team-tree.md, "A flat seat's arrival").
     ///
     /// [`PhaseOf::Exactly`]: crate::op::PhaseOf::Exactly
     #[track_caller]
     #[inline(always)]
     fn arrive_flat(&self, call: SeatCall) -> (ArrivalToken, bool) {
-        let barrier = &self.team.barrier;
+        let engine = &self.team.engine;
         let wide = self.last.get().wrapping_add(1);
         let unpublish = Unpublish {
-            barrier,
+            engine,
             // Relaxed: this seat's own entry, which only this thread writes.
             entry: (self.entry, self.entry.load(Ordering::Relaxed)),
         };
-        self.publish(Entry::new(super::PART, wide.wrapping_add(1)));
-        match barrier.try_arrive_combined(call.seat_arrival(Phase::of_wide(wide), self.rank)) {
+        self.publish(RankEntry::new(super::PART, wide.wrapping_add(1)));
+        match engine.try_arrive_combined(call.seat_arrival(Phase::of_wide(wide), self.rank)) {
             Ok(arrived) => {
                 std::mem::forget(unpublish);
                 self.last.set(wide);
@@ -397,31 +408,28 @@ impl<F: Completion> Seat<'_, F> {
         }
     }
 
-    /// Hands a contribution to round `round` to this seat's leaf (or, flat,
-    /// to the word) and climbs as far as it completes rounds.
+    /// Hands a contribution to round `round` to this seat's leaf of `tree`
+    /// and climbs as far as it completes rounds; to the word instead if
+    /// this seat's first arrival is owed there (`direct`).
     #[track_caller]
     #[inline]
-    pub(super) fn contribute(
+    fn contribute(
         &self,
+        tree: &Tree,
         round: Phase,
         c: Contribution,
         call: SeatCall,
         quiet: bool,
     ) -> (ArrivalToken, bool) {
         let team = self.team;
-        let tree = match &team.front {
-            // A tree's seat goes to its leaf unless its first arrival is owed
-            // on the word (`direct`); a flat seat never reads `direct`.
-            Front::Tree(tree) if !self.direct.replace(false) => tree,
-            _ => {
-                return team
-                    .barrier
-                    .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet))
-            }
-        };
+        if self.direct.replace(false) {
+            return team
+                .engine
+                .arrive_combined(call.combined(c.arrivals, c.drops, 0, quiet));
+        }
         let leaf = tree.leaf(self.rank, team.fan_in);
         match tree.climb(leaf, round, c) {
-            None => (team.barrier.token_for(round), false),
+            None => (team.engine.token_for(round), false),
             Some(sums) => team.arrive_root(round, sums, call, quiet),
         }
     }
@@ -443,15 +451,18 @@ impl<F: Completion> Seat<'_, F> {
     pub(super) fn leave(&self, call: SeatCall, quiet: bool) {
         let last = self.last.get();
         // Its leave counts as its arrival in the phase after its last one.
-        self.publish(Entry::new(super::LEFT, last.wrapping_add(1)));
+        self.publish(RankEntry::new(super::LEFT, last.wrapping_add(1)));
         let last = Phase::of_wide(last);
-        if let Front::Flat = self.team.front {
-            let _left = self
-                .team
-                .barrier
-                .arrive_combined(call.leave_after(last, 1, true));
-            return;
-        }
+        let tree = match &self.team.front {
+            Front::Flat => {
+                let _left = self
+                    .team
+                    .engine
+                    .arrive_combined(call.leave_after(last, 1, true));
+                return;
+            }
+            Front::Tree(tree) => tree,
+        };
         let c = Contribution {
             arrivals: 1,
             drops: 1,
@@ -463,14 +474,14 @@ impl<F: Completion> Seat<'_, F> {
                 drops: 0,
                 leave: true,
             };
-            let _ = self.contribute(last.next().next(), only_leave, call, quiet);
+            let _ = self.contribute(tree, last.next().next(), only_leave, call, quiet);
             let _first = self
                 .team
-                .barrier
+                .engine
                 .arrive_combined(call.combined(1, 1, 0, quiet));
             return;
         }
-        let _ = self.contribute(last.next(), c, call, quiet);
+        let _ = self.contribute(tree, last.next(), c, call, quiet);
     }
 }
 
@@ -478,12 +489,12 @@ impl<F: Completion> Seat<'_, F> {
 /// one: put back by a refused arrival ([`restore`](Unpublish::restore)),
 /// and by the drop of an arrival that unwinds inside the team's own
 /// completion function. That unwinding is the refusal of
-/// `Barrier::wait_for_next_phase`: this thread's own completion holds the
+/// `Engine::wait_for_next_phase`: this thread's own completion holds the
 /// word completing, so the RMW counted nothing. Any other unwinding out of
 /// the RMW is a completion function that this arrival ran, after it
 /// counted: its entry stays. A counted arrival forgets the guard.
 struct Unpublish<'a, F: Completion> {
-    barrier: &'a Engine<F>,
+    engine: &'a Engine<F>,
     entry: (&'a AtomicU64, u64),
 }
 
@@ -497,7 +508,7 @@ impl<F: Completion> Unpublish<'_, F> {
 
 impl<F: Completion> Drop for Unpublish<'_, F> {
     fn drop(&mut self) {
-        if self.barrier.in_own_completion() {
+        if self.engine.in_own_completion() {
             self.restore();
         }
     }
@@ -506,19 +517,19 @@ impl<F: Completion> Drop for Unpublish<'_, F> {
 impl<F: Completion> Drop for Seat<'_, F> {
     /// Leaves the team; poisons it if the thread is unwinding.
     fn drop(&mut self) {
-        let barrier = &self.team.barrier;
+        let engine = &self.team.engine;
         if std::thread::panicking() {
-            barrier.poison_because(Poison::Panic);
+            engine.poison_because(Poison::Panic);
             return;
         }
         // Relaxed: only skips a leave that does nothing; the leave's RMW decides (orderings.md).
-        let s = barrier.word(Ordering::Relaxed);
+        let s = engine.word(Ordering::Relaxed);
         if s.poison().is_some() || s.is_retired() {
             return;
         }
-        if barrier.in_own_completion() {
+        if engine.in_own_completion() {
             // It could only leave once that function has returned.
-            barrier.poison_because(Poison::DropInCompletion);
+            engine.poison_because(Poison::DropInCompletion);
             return;
         }
         self.leave(SeatCall::Drop, true);

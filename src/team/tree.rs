@@ -7,13 +7,9 @@
 //! An empty node is touched by nobody but a join: its parent no longer
 //! waits for it.
 
-use super::call::SeatCall;
-use super::Team;
-use crate::completion::Completion;
-use crate::lines::{Cell, Lines};
+use crate::lines::{Line, Lines};
 use crate::phase::Phase;
 use crate::sync::{AtomicU64, Ordering};
-use crate::token::ArrivalToken;
 
 mod word;
 
@@ -95,23 +91,10 @@ impl Node {
         }
     }
 
-    /// A plain contribution `c` to `round`: one `fetch_add` of
-    /// [`NodeWord::delta`]; the one that brings `pending` to 0 re-arms the
-    /// node ([`rearm`](Node::rearm)) and climbs with the sums found there.
-    ///
-    /// It finds the node in `round` with `pending >= 1`, so the addition is
-    /// [`NodeWord::count`]: `c` carries at least one arrival and no drop,
-    /// so every arrival it counts is a seat's own plain arrival in phase
-    /// `round` from this node's subtree (a leave carries a drop): this
-    /// seat's, or one in the sums of a child's round that this climber
-    /// completed, having acquired that seat's contribution. That seat read the barrier word with `Acquire`
-    /// showing phase `round` before it arrived (orderings.md,
-    /// point 3); the root's climber made that phase after every node's
-    /// re-arm for `round`, this one's included, so this RMW happens-after
-    /// the re-arm and reads it or a later word (coherence). Later words are
-    /// still of `round`: the round cannot complete without `c`. An early
-    /// contribution to the *next* round comes only from leavers, which
-    /// carry a leave and take the CAS path (team-tree.md, "Leaving").
+    /// A plain contribution `c` to `round`: one `fetch_add`; the one that
+    /// brings `pending` to 0 re-arms the node and climbs with the sums. It
+    /// always finds the node in `round` (team-tree.md, "A plain
+    /// contribution").
     #[inline]
     fn add(&self, round: Phase, c: Contribution) -> Option<Contribution> {
         let delta = NodeWord::delta(c);
@@ -128,37 +111,11 @@ impl Node {
     }
 
     /// Re-arms a node whose round the last plain contribution completed,
-    /// `cur` being the word it left: the sums to climb with.
-    ///
-    /// Until this CAS the word sits in the completed round with `pending`
-    /// 0 ([`NodeWord::is_completed`]). Two transitions can land there
-    /// meanwhile: a leaver's early contribution to the next round, folded
-    /// into this one ([`NodeWord::fold`]), and a join's attach in this
-    /// round ([`NodeWord::attach`]); no contribution to this round is left,
-    /// and no plain one to the next can come before the climb that follows
-    /// this re-arm. So it is a CAS from the word found, re-computing the
-    /// re-arm when it fails, never a store: the sums, the members and so
-    /// the `leave` it climbs with are those of the word it replaces, as if
-    /// the fold or the attach had come before the round's last
-    /// contribution.
-    ///
-    /// Acquire on success: this is the climber's acquire of the round.
-    /// The CAS reads the word the completing fetch_add left or a later one,
-    /// so it reads within the release sequence of every contribution of
-    /// the round (each a Release RMW, continued by every RMW after it) and
-    /// synchronizes with all of them, and the climber hands them on with its
-    /// Release at the parent or the word. A fold that lands after the
-    /// fetch_add is a leaver's arrival too (it counts in the next phase),
-    /// whose writes must reach the next phase's completion: its leaver's
-    /// climb ends at the fold, so this climber is what carries it on, and
-    /// the same Acquire synchronizes with it. (When the fold empties the
-    /// node nothing else acquires it ever: the round's other members left,
-    /// and the node is touched again only by a join.) No Release: the re-arm publishes
-    /// nothing of its own; the completer's writes went out with its
-    /// fetch_add, and being an RMW this CAS continues every release
-    /// sequence of the word (the members', the folds'), so later
-    /// contributions still synchronize with them. An attach hands over
-    /// nothing (`Node::attach`). Failure Relaxed: it only re-seeds the loop.
+    /// `cur` being the word it left: the sums to climb with. A CAS from the
+    /// word found, never a store: a fold or an attach may land in the
+    /// completed round first, and counts in it. Acquire: the climber's
+    /// acquire of the round, folds included; no Release of its own
+    /// (team-tree.md, "Re-arming a node").
     fn rearm(&self, mut cur: NodeWord) -> Contribution {
         loop {
             let (new, sums) = cur.rearm();
@@ -329,7 +286,7 @@ impl Front {
     }
 
     /// The tree's nodes (none for a flat front).
-    pub(super) fn nodes(&self) -> &[Cell<Node>] {
+    pub(super) fn nodes(&self) -> &[Line<Node>] {
         match self {
             Front::Flat => &[],
             Front::Tree(tree) => &tree.0[..],
@@ -396,40 +353,6 @@ impl Tree {
             }
             node = n.parent;
         }
-    }
-}
-
-impl<F: Completion> Team<F> {
-    /// The root's climber: one combined arrival of round `round` on the word.
-    #[track_caller]
-    #[inline]
-    pub(super) fn arrive_root(
-        &self,
-        round: Phase,
-        sums: Contribution,
-        call: SeatCall,
-        quiet: bool,
-    ) -> (ArrivalToken, bool) {
-        if sums.arrivals == 0 {
-            // Nothing for the word: every seat this round counts is a joined
-            // seat that left before its first arrival, which it makes on the
-            // word itself, after this climb (`Seat::leave`). An RMW here
-            // would change nothing; without it, no leave can meet a word
-            // that such an arrival already retired.
-            return (self.barrier.token_for(round), false);
-        }
-        let op = if sums.arrivals == sums.drops {
-            // A round of leavers only, which may be early: every seat left
-            // while phase `round - 1` was still running (team-tree.md,
-            // "Leaving"). The word decides, in the RMW: drops folded into
-            // that phase if it still runs, arrivals and drops of `round`
-            // otherwise. Never a wait (the last leaver may be the thread
-            // that would end phase `round - 1`, e.g. by `complete_tx`).
-            call.leave_after(round.prev(), sums.drops, quiet)
-        } else {
-            call.combined(sums.arrivals, sums.drops, 0, quiet)
-        };
-        self.barrier.arrive_combined(op)
     }
 }
 

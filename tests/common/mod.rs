@@ -59,6 +59,72 @@ pub fn watchdog<R>(secs: u64, describe: impl Fn() -> String + Send, body: impl F
     })
 }
 
+/// Runs `body(item)` on a thread of its own for each of `items`, inside a
+/// scope under a [`watchdog`] of `secs` seconds that prints `describe()`:
+/// the shape of every multi-threaded test of a barrier or a team.
+pub fn on_threads<T: Send>(
+    secs: u64,
+    describe: impl Fn() -> String + Send,
+    items: impl IntoIterator<Item = T>,
+    body: impl Fn(T) + Sync,
+) {
+    watchdog(secs, describe, || {
+        std::thread::scope(|s| {
+            let body = &body;
+            for item in items {
+                s.spawn(move || body(item));
+            }
+        })
+    })
+}
+
+/// [`on_threads`] for `threads` threads that each run `phases` phases:
+/// thread `i` calls `phase(i, p)` for `p` in `0 .. phases`.
+pub fn phase_loop(
+    secs: u64,
+    describe: impl Fn() -> String + Send,
+    threads: usize,
+    phases: usize,
+    phase: impl Fn(usize, usize) + Sync,
+) {
+    on_threads(secs, describe, 0..threads, |i| {
+        for p in 0..phases {
+            phase(i, p);
+        }
+    })
+}
+
+/// Polls `done` until it holds, yielding between polls: for a test that
+/// must let another thread reach a point (a wait, a stall record) before it
+/// goes on. Panics naming `what` if that takes more than 20 s.
+#[track_caller]
+pub fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "not within 20 s: {what}"
+        );
+        std::thread::yield_now();
+    }
+}
+
+/// Asserts that each phase had exactly one leader: `leaders[p]` counts
+/// the arrivals of phase `p` whose `is_leader()` was true.
+#[track_caller]
+pub fn assert_one_leader_each<T: Into<u64>>(leaders: impl IntoIterator<Item = T>) {
+    let wrong: Vec<(usize, u64)> = leaders
+        .into_iter()
+        .map(Into::into)
+        .enumerate()
+        .filter(|&(_, n)| n != 1)
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "(phase, leaders) with leaders != 1: {wrong:?}"
+    );
+}
+
 /// `native` rounds, or `miri` under Miri: the interpreter is thousands of
 /// times slower, so the same test runs with fewer rounds (the same threads
 /// and tasks; a few Team tests also try fewer tree shapes there).
@@ -144,19 +210,17 @@ pub fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// The word of a `Team`, a block or a seat, as their `Debug` nests it under
-/// `barrier: ` (`Barrier { phase_parity: .., poisoned: .. }`). The contract
-/// gives a team no other read-only view of its word; this one parser keeps
-/// the tests' reading of that text in one place.
+/// Asserts that the word of `team`, decoded as a `Barrier`'s `Debug`,
+/// reads `expected`. The contract gives a team no view of its word, so
+/// this reads it through the crate's test hook of the `bench` feature; CI
+/// runs the team tests in that build too, and without it this checks
+/// nothing.
 #[track_caller]
-pub fn word_of(x: &impl std::fmt::Debug) -> String {
-    let debug = format!("{x:?}");
-    let start = debug
-        .find("barrier: ")
-        .expect("the Debug shows its barrier")
-        + "barrier: ".len();
-    let end = start + debug[start..].find('}').expect("the barrier's Debug ends") + 1;
-    debug[start..end].to_string()
+pub fn assert_word<F>(team: &syncthreads::Team<F>, expected: &str, what: &str) {
+    #[cfg(feature = "bench")]
+    assert_eq!(team.bench_word(), expected, "{what}");
+    #[cfg(not(feature = "bench"))]
+    let _ = (team, expected, what);
 }
 
 /// `(arrived, expected)`: the current phase's progress, the top-level

@@ -1,18 +1,18 @@
-//! The pool of waiter slots: every [`Slot`] ever made, each owned by a
+//! The list of waiter slots: every [`WaiterSlot`] ever made, each owned by a
 //! thread (for its life) or by a pending async wait (for that wait), and the
 //! one reader that walks them ([`scan`]).
 //!
-//! Slots are never freed: they live in a `static` pool, leaked on purpose,
-//! so a reader can walk them without caring who owns them. The pool's lock
+//! Slots are never freed: they live in a `static` list, leaked on purpose,
+//! so a reader can walk them without caring who owns them. The slot list's lock
 //! is taken only to hand out or return a slot and by the reader, never by a
 //! blocking wait.
 
-use super::slot::{Slot, Wait};
+use super::slot::{Wait, WaiterSlot};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// A slot of the pool, and who owns it.
-struct Entry {
-    slot: &'static Slot,
+/// A slot of the slot list, and who owns it.
+struct Owned {
+    slot: &'static WaiterSlot,
     /// Whether a thread or an async wait owns it.
     owned: bool,
     /// The owner, for the report: the thread's name (or its id as Rust
@@ -24,26 +24,26 @@ struct Entry {
 
 /// Every slot ever made. Locked to hand out or return a slot and by the
 /// reader; never by a blocking wait.
-static POOL: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+static SLOTS: Mutex<Vec<Owned>> = Mutex::new(Vec::new());
 
-fn pool() -> MutexGuard<'static, Vec<Entry>> {
-    // A panic under the lock leaves the pool consistent (each step is one
+fn slots() -> MutexGuard<'static, Vec<Owned>> {
+    // A panic under the lock leaves the slot list consistent (each step is one
     // assignment), so a poisoned lock is used as is.
-    POOL.lock().unwrap_or_else(PoisonError::into_inner)
+    SLOTS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Takes a free slot (or makes one) for `name` (`named`: a name given to
 /// the thread).
-pub(super) fn claim((name, named): (String, bool)) -> &'static Slot {
-    let mut pool = pool();
-    if let Some(e) = pool.iter_mut().find(|e| !e.owned) {
+pub(super) fn claim((name, named): (String, bool)) -> &'static WaiterSlot {
+    let mut slots = slots();
+    if let Some(e) = slots.iter_mut().find(|e| !e.owned) {
         e.owned = true;
         e.name = name;
         e.named = named;
         return e.slot;
     }
-    let slot: &'static Slot = Box::leak(Box::new(Slot::new()));
-    pool.push(Entry {
+    let slot: &'static WaiterSlot = Box::leak(Box::new(WaiterSlot::new()));
+    slots.push(Owned {
         slot,
         owned: true,
         name,
@@ -53,9 +53,9 @@ pub(super) fn claim((name, named): (String, bool)) -> &'static Slot {
 }
 
 /// Gives a slot back (its owner's wait has ended).
-pub(super) fn unclaim(slot: &'static Slot) {
-    let mut pool = pool();
-    if let Some(e) = pool.iter_mut().find(|e| std::ptr::eq(e.slot, slot)) {
+pub(super) fn unclaim(slot: &'static WaiterSlot) {
+    let mut slots = slots();
+    if let Some(e) = slots.iter_mut().find(|e| std::ptr::eq(e.slot, slot)) {
         e.owned = false;
     }
 }
@@ -71,12 +71,12 @@ pub(crate) struct Found {
 /// Calls `f` with every wait recorded now; while `f` runs, each of those
 /// waits lasts (and a blocking wait's borrow of its subject with it), so `f`
 /// may describe their [`About::Live`] subjects. One reader at a time (the
-/// pool's lock).
+/// slot list's lock).
 pub(crate) fn scan<R>(f: impl FnOnce(&[Found]) -> R) -> R {
-    let pool = pool();
+    let slots = slots();
     let mut held = Vec::new();
     let mut found = Vec::new();
-    for e in pool.iter() {
+    for e in slots.iter() {
         if let Some(wait) = e.slot.read() {
             held.push(e.slot);
             found.push(Found {
@@ -87,7 +87,7 @@ pub(crate) fn scan<R>(f: impl FnOnce(&[Found]) -> R) -> R {
         }
     }
     /// Lets go of the records, also if `f` unwinds (a `Debug` that panics).
-    struct Release(Vec<&'static Slot>);
+    struct Release(Vec<&'static WaiterSlot>);
     impl Drop for Release {
         fn drop(&mut self) {
             for slot in &self.0 {
@@ -98,6 +98,6 @@ pub(crate) fn scan<R>(f: impl FnOnce(&[Found]) -> R) -> R {
     let _release = Release(held);
     let r = f(&found);
     drop(_release);
-    drop(pool);
+    drop(slots);
     r
 }
