@@ -219,9 +219,7 @@ impl Pool {
                     self.retire(old);
                 }
                 tickets[*claimed].slot.set(Arc::as_ptr(&entry.slot));
-                // Release: as a claim's (the new thread also learns it at
-                // its spawn). The previous value is `EXITED` (above).
-                entry.slot.swap(next, Ordering::Release);
+                entry.slot.reuse(next);
                 (reuse, Arc::clone(&entry.slot))
             } else {
                 let slot = Arc::new(Slot::new(next));
@@ -360,8 +358,9 @@ impl Drop for WaitAll<'_> {
 
 /// Returns once `slot`'s word no longer holds `ticket` (point 3).
 fn wait_done(slot: &Slot, ticket: *mut Ticket, crowded: bool) {
-    // Acquire: the worker's `Release` swap published the rank's outcome.
-    if poll(crowded, || slot.load(Ordering::Acquire) != ticket) {
+    // Acquire: the worker's `Release` swap published the rank's outcome
+    // (also through a later launch's claim or reuse of the slot: RMWs).
+    if poll(crowded, || left(slot.load(Ordering::Acquire), ticket)) {
         return;
     }
     let tagged = ticket.map_addr(|a| a | WAITED);
@@ -378,10 +377,24 @@ fn wait_done(slot: &Slot, ticket: *mut Ticket, crowded: bool) {
         // Relaxed: the validation only decides whether to sleep.
         park::park(key, &mut || slot.load(Ordering::Relaxed) == tagged, None);
         // Acquire: as the first load.
-        if slot.load(Ordering::Acquire) != tagged {
+        if left(slot.load(Ordering::Acquire), tagged) {
             return;
         }
     }
+}
+
+/// Whether `word` no longer holds `mine` (the launch's ticket, tagged or
+/// not): the worker handed it back.
+fn left(word: *mut Ticket, mine: *mut Ticket) -> bool {
+    if word == mine {
+        return false;
+    }
+    if is_ticket(word) && word.map_addr(|a| a & !WAITED) != mine.map_addr(|a| a & !WAITED) {
+        // The case of a release sequence: a later launch's ticket, after
+        // the worker handed this one back.
+        crate::sync::model_event("pool-wait-read-a-later-ticket");
+    }
+    true
 }
 
 /// A worker: runs the tickets handed to its slot until it leaves.
@@ -603,13 +616,15 @@ mod tests {
         }
     }
 
-    /// Rank `rank` of a job of `AtomicUsize`s: counts itself in, then
-    /// waits until `abort` or every rank (the counter's `usize::MAX`).
+    /// A rank of a job that is one `AtomicUsize`: counts itself in, then
+    /// waits until `abort` adds `usize::MAX / 2`. (Relaxed throughout: one
+    /// counter of RMWs, read at the end after the launch, whose return
+    /// orders every rank before it.)
     unsafe fn count_and_wait(job: *const (), _rank: usize) {
         // SAFETY: the test's job outlives the launch.
         let job = unsafe { &*job.cast::<AtomicUsize>() };
-        job.fetch_add(1, Ordering::SeqCst);
-        while job.load(Ordering::SeqCst) < usize::MAX / 2 {
+        job.fetch_add(1, Ordering::Relaxed);
+        while job.load(Ordering::Relaxed) < usize::MAX / 2 {
             std::thread::yield_now();
         }
     }
@@ -628,7 +643,7 @@ mod tests {
             assert!(unsafe { pool.run(3, ptr::null(), nop, &|| ()) }.is_ok());
             let job = AtomicUsize::new(0);
             let abort = || {
-                job.fetch_add(usize::MAX / 2, Ordering::SeqCst);
+                job.fetch_add(usize::MAX / 2, Ordering::Relaxed);
             };
             // A launch of five that panics at its third hand-out, after
             // claiming both workers.
@@ -646,7 +661,7 @@ mod tests {
                 StartCause::Spawn(e) => panic!("a spawn error: {e}"),
             }
             // The two claimed ranks ran, were ended, and handed back.
-            assert_eq!(job.load(Ordering::SeqCst), usize::MAX / 2 + 2);
+            assert_eq!(job.load(Ordering::Relaxed), usize::MAX / 2 + 2);
             assert_eq!(pool.live(), 2);
             // SAFETY: as the first run.
             assert!(unsafe { pool.run(3, ptr::null(), nop, &|| ()) }.is_ok());

@@ -134,6 +134,17 @@ impl Slot {
         self.word.swap(new, order)
     }
 
+    /// Hands `ticket` to a new thread of an `EXITED` slot (point 5): a swap,
+    /// not a store, so that the word's release sequence goes on through it
+    /// (a launch whose wait reads this ticket synchronizes with the
+    /// previous worker's hand-back).
+    pub(super) fn reuse(&self, ticket: *mut Ticket) {
+        crate::sync::model_event("pool-reused-a-slot");
+        // Release: as a claim's (the new thread also learns it at its spawn).
+        let prior = self.word.swap(ticket, Ordering::Release);
+        debug_assert_eq!(prior, exited(), "only an exited slot is reused");
+    }
+
     /// Replaces the word if it holds `current`.
     #[inline]
     pub(super) fn compare_exchange(
@@ -157,6 +168,7 @@ impl Slot {
             match self.compare_exchange(seen, ticket, Ordering::Release, Ordering::Relaxed) {
                 Ok(_) => {
                     if seen == sleeping() {
+                        crate::sync::model_event("pool-claimed-a-sleeper");
                         park::unpark_all(self.key());
                     }
                     return true;
