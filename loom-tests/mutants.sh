@@ -139,7 +139,7 @@ pool-claim-wakes-nobody	src/launch/pool/slot.rs	park::unpark_all(self.key());	le
 pool-hand-back-wakes-the-slot	src/launch/pool.rs	park::unpark_all(ticket.addr());	park::unpark_all(slot.key());	launch
 pool-reuse-plain-store	src/launch/pool/slot.rs	let prior = self.word.swap(ticket, Ordering::Release);	let prior = exited(); self.word.store(ticket, Ordering::Relaxed);	launch
 pool-claim-gives-up-after-one-cas	src/launch/pool/slot.rs	Err(now) => seen = now,	Err(_) => return false,	launch
-pool-reuse-joins-the-leaving-thread	src/launch/pool.rs	self.retire(old);	let _ = old.join();	launch
+pool-reuse-joins-the-leaving-thread	src/launch/pool.rs	self.retire(old);	let _ = old.join();	launch test:launch_pool_bugs
 MUTANTS
 }
 

@@ -247,11 +247,14 @@ fn two_launches_share_a_pool_whose_worker_leaves_between_them() {
 }
 
 /// A worker leaves (keep-alive zero) and, in its thread-local destructor,
-/// waits until the launch that comes after it has returned. Cases: that
+/// blocks until the launch that comes after it has returned. Cases: that
 /// launch reused the leaving thread's slot while the destructor still ran
-/// (it must neither join the thread nor wait for it: a launch that waits
-/// for the destructor deadlocks with it), or claimed the worker before it
-/// left (its destructor runs at the launcher's drop).
+/// (the slot's word and the new thread's hand-off go on without the old
+/// thread: a launch that waited for its destructor would deadlock with
+/// it), or claimed the worker before it left (its destructor runs at the
+/// launcher's drop, which joins it). A loom join does not wait for the
+/// joined thread's thread-locals, so a launch that *joins* the leaving
+/// thread is caught by tests/launch_pool_bugs.rs instead, on real threads.
 #[test]
 fn a_slot_is_reused_while_its_old_thread_runs_destructors() {
     /// A destructor that blocks until the later launch has returned.
