@@ -192,7 +192,10 @@ fn a_launch_claims_and_wakes_a_sleeping_worker() {
             let first = write_rank(&launcher, &cells);
             assert_eq!(cells.get(1), 11);
             let second = write_rank(&launcher, &cells);
-            assert_eq!(first, second, "the worker that never leaves ran rank 1 again");
+            assert_eq!(
+                first, second,
+                "the worker that never leaves ran rank 1 again"
+            );
             drop(launcher); // wakes the sleeping worker and joins it
             let events = reach.events();
             if !events.contains("pool-claimed-a-sleeper") {
