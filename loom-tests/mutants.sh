@@ -6,7 +6,9 @@
 #   SeqCst  -> AcqRel (an RMW), -> Acquire (a load or a CAS failure), -> Release (a store),
 # run the loom models against it, one test at a time, and stop at the first
 # one that fails. Prints a markdown table: where, original, mutant, caught by
-# which model (file::test) in how many seconds, or SURVIVED.
+# which model (file::test) in how many seconds, or SURVIVED. A row names
+# its site by file and function (and the call the ordering is an argument
+# of), not by line, so that a table stays readable after the file changes.
 #
 # Not part of CI (a full run takes the better part of an hour on 2 cores);
 # run by hand, niced, after orderings change:
@@ -133,6 +135,11 @@ attach-revives-a-completed-round	src/team/tree/word.rs	if self.is_empty() {	if s
 unlink-clears-queued-relaxed	src/park/tasks.rs	node.queued.store(false, Ordering::Release);	node.queued.store(false, Ordering::Relaxed);	async_drop async_register async_poison async_thread_and_task
 deregister-reads-queued-relaxed	src/park/tasks.rs	if !self.queued.load(Ordering::Acquire) {	if !self.queued.load(Ordering::Relaxed) {	async_drop async_register async_poison async_thread_and_task
 join-trusts-its-first-look	src/team.rs	let Some(rank) = self.lowest_free(wide) else {	let Some(rank) = self.lowest_free(wide) else { panic!("syncthreads: Team::join: no rank free after the first look saw one");	team_join
+pool-claim-wakes-nobody	src/launch/pool/slot.rs	park::unpark_all(self.key());	let _ = self.key();	launch
+pool-hand-back-wakes-the-slot	src/launch/pool.rs	park::unpark_all(ticket.addr());	park::unpark_all(slot.key());	launch
+pool-reuse-plain-store	src/launch/pool/slot.rs	let prior = self.word.swap(ticket, Ordering::Release);	let prior = exited(); self.word.store(ticket, Ordering::Relaxed);	launch
+pool-claim-gives-up-after-one-cas	src/launch/pool/slot.rs	Err(now) => seen = now,	Err(_) => return false,	launch
+pool-reuse-joins-the-leaving-thread	src/launch/pool.rs	self.retire(old);	let _ = old.join();	launch test:launch_pool_bugs
 MUTANTS
 }
 
@@ -296,6 +303,26 @@ fi
 row() {
     echo "$1"
 }
+
+# The function a line of FILE is in (the last `fn NAME` at or above LINE)
+# and the call its Nth non-Relaxed ordering is an argument of: a row's key,
+# which unlike a line number survives edits elsewhere in the file.
+fn_of() { # FILE LINE [N]
+    L="$2" N="${3:-0}" perl -ne '
+        $f = $1 if /\bfn\s+(\w+)/;
+        next unless $. == $ENV{L};
+        my $code = $_; $code =~ s{//.*$}{};
+        my ($k, $call) = (0, "");
+        while ($ENV{N} && $code =~ /Ordering::(\w+)/g) {
+            next if $1 eq "Relaxed";
+            next unless ++$k == $ENV{N};
+            my $before = substr($code, 0, pos($code));
+            $call = $1 while $before =~ /\.(\w+)\(/g;
+        }
+        print $f // "?", ($call ne "" ? " ($call)" : "");
+        exit;
+    ' "$1"
+}
 total=$(printf '%s\n' "$MUTANTS" | wc -l)
 n=0
 survivors=0
@@ -310,7 +337,7 @@ if [ "$CODE" = 1 ]; then
         count=$(FROM="$from" perl -0ne 'my $n = () = /\Q$ENV{FROM}\E/g; print $n' "$SCRATCH/$file")
         FROM="$from" TO="$to" perl -i -pe 's{\Q$ENV{FROM}\E}{$ENV{TO}}' "$SCRATCH/$file"
         line=$(FROM="$to" perl -ne 'if (index($_, $ENV{FROM}) >= 0) { print "$.\n"; exit }' "$SCRATCH/$file")
-        where="\`$file:${line:-?}\`"
+        where="\`$file\` \`$(fn_of "$SCRATCH/$file" "${line:-0}")\`"
         change="\`$from\` → \`$to\`"
         if [ "$count" != 1 ]; then
             row "| $name | \`$file\` | $change | (matches $count times, not once: script bug) | |"
@@ -347,7 +374,7 @@ while IFS=$'\t' read -r file line occ from to; do
                 ++$k == $ENV{K} ? "Ordering::$ENV{TO}" : $&
             }ge;
         }' "$SCRATCH/$file"
-    where="\`$file:$line\`"
+    where="\`$file\` \`$(fn_of "$SCRATCH/.pristine-src/${file#src/}" "$line" "$occ")\`"
     [ "$occ" != 1 ] && where="$where (#$occ)"
     if cmp -s "$SCRATCH/.pristine-src/${file#src/}" "$SCRATCH/$file"; then
         row "| $where | \`$from\` | \`$to\` | (mutant not applied: script bug) | |"

@@ -20,7 +20,7 @@
 use crate::block::BlockBarrier;
 use crate::op;
 use grid_job::run_grid_on;
-use pool::{Config, Pool};
+use pool::{Config, Pool, StartCause};
 use root_cause::Outcomes;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
@@ -230,9 +230,17 @@ fn check_grid(call: fmt::Arguments<'_>, blocks: usize, threads: usize, limit: Op
 ///   launch to the next, as on any thread pool (rayon, OpenMP); a kernel
 ///   must not assume they start fresh, nor that a rank lands on the same
 ///   thread twice.
+/// - **Thread exit.** A pool thread's thread-local destructors run when it
+///   leaves, and may `launch`, on any pool, its own included, as from any
+///   thread's destructors: no launch waits for a leaving thread, and none
+///   joins it.
 /// - **Drop.** Dropping a `Launcher` tells its threads to leave and joins
-///   them: no thread of its pool outlives it. (No launch can be running on
-///   it then: a launch borrows the `Launcher`.)
+///   them: no thread of its pool outlives it, except one that had left
+///   after the keep-alive and finished before its place was taken again
+///   (it may still be running its thread-local destructors), and the
+///   dropping thread itself when a pool thread's destructor drops the
+///   `Launcher`. (No launch can be running on it then: a launch borrows
+///   the `Launcher`.)
 ///
 /// A kernel that blocks forever blocks its launch, as on a GPU; its pool
 /// threads stay busy, and other launches get other threads.
@@ -329,6 +337,11 @@ impl Launcher {
     /// debugger the first 15 bytes of a name: keep the prefix short enough
     /// that the number fits.
     ///
+    /// # Panics
+    ///
+    /// If `prefix` holds a NUL byte, which no thread name can (as
+    /// [`std::thread::Builder::name`]'s spawn would refuse it later).
+    ///
     /// # Examples
     ///
     /// ```
@@ -337,14 +350,23 @@ impl Launcher {
     /// assert_eq!(names[1].as_deref(), Some("heat-1"));
     /// ```
     #[must_use]
+    #[track_caller]
     pub fn name_prefix(mut self, prefix: impl Into<String>) -> Launcher {
-        self.pool.config_mut().name_prefix = prefix.into();
+        let prefix = prefix.into();
+        if let Some(at) = prefix.bytes().position(|b| b == 0) {
+            panic!(
+                "syncthreads: Launcher::name_prefix({prefix:?}): a thread name cannot hold a NUL byte (byte {at})"
+            );
+        }
+        self.pool.config_mut().name_prefix = prefix;
         self
     }
 
     /// How long an idle pool thread stays parked before it leaves the pool
     /// (see [the pool](Launcher#the-pool)); `Duration::ZERO` makes threads
-    /// leave as soon as they have polled for a next launch.
+    /// leave as soon as they have polled for a next launch, and
+    /// `Duration::MAX` (or any keep-alive too long for the clock) keeps
+    /// them until the `Launcher` is dropped.
     ///
     /// # Examples
     ///
@@ -544,14 +566,27 @@ where
         // SAFETY: ranks `1 .. failed.rank` ran and ended (`Pool::run`),
         // rank 0 and the rest did not run.
         unsafe { job.outcomes.discard(1..failed.rank) };
-        panic!(
-            "syncthreads: launch({threads}, _): could not spawn thread {}: {}",
-            failed.rank, failed.error
-        );
+        start_failed(format_args!("launch({threads}, _)"), failed);
     }
     // SAFETY: every rank ran and ended (`Pool::run` returned), each
     // recording its outcome (`run`).
     unsafe { job.outcomes.results_or_resume() }
+}
+
+/// The panic of a launch that could not start rank `failed.rank`: the
+/// spawn's error, or the message of a panic while the ranks were handed out.
+#[track_caller]
+fn start_failed(call: fmt::Arguments<'_>, failed: pool::StartFailed) -> ! {
+    let rank = failed.rank;
+    match failed.cause {
+        StartCause::Spawn(error) => {
+            panic!("syncthreads: {call}: could not spawn thread {rank}: {error}")
+        }
+        StartCause::Panic(payload) => panic!(
+            "syncthreads: {call}: could not start thread {rank}: {}",
+            pool::panic_text(&*payload)
+        ),
+    }
 }
 
 /// Rank `rank` of the job at `job`: runs the kernel and records its outcome.

@@ -1,17 +1,26 @@
 //! `launch` on the pool: the hand-off of a rank to a pool thread and its
-//! return (launch/pool.rs). Under loom a parked worker's keep-alive passes
-//! at once, so every model races a worker's idle exit against the next
-//! claim of its slot. Each model checks that a rank's writes reach the
-//! launching thread (and the next launch's rank) through the slot word
-//! alone: loom's cells fail the model on an unordered access.
+//! return (launch/pool.rs). Under loom a timed park whose deadline the
+//! model clock has passed times out, and one whose deadline lies ahead
+//! sleeps until woken (src/park/model_loom.rs): with a keep-alive of zero a
+//! parked worker leaves at once, so a model races its idle exit against the
+//! next claim of its slot; with `Duration::MAX` it sleeps until a claim
+//! wakes it, so a lost wake is a deadlock. Each model checks that a rank's
+//! writes reach the launching thread (and the next launch's rank) through
+//! the slot word alone: loom's cells fail the model on an unordered access.
 
 mod common;
 use common::{model_reaching_bounded, panic_message, quiet_expected_panics, Slots};
 use loom::sync::atomic::{AtomicBool, Ordering};
-use loom::sync::Arc;
+use loom::sync::{Arc, Notify};
 use loom::thread::{self, ThreadId};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
 use syncthreads::Launcher;
+
+/// A launcher whose parked threads leave at once.
+fn leaving() -> Launcher {
+    Launcher::new().keep_alive(Duration::ZERO)
+}
 
 /// Rank `r` writes `10 + r` into its cell and reports its thread.
 fn write_rank(launcher: &Launcher, cells: &Slots) -> Vec<ThreadId> {
@@ -36,7 +45,7 @@ fn a_launch_races_a_pool_threads_idle_exit() {
             "the worker had left: spawned anew",
         ],
         |reach| {
-            let launcher = Launcher::new();
+            let launcher = leaving();
             let cells = Slots::new(2);
             let first = write_rank(&launcher, &cells);
             // The pool thread's write, read by the launching thread.
@@ -74,7 +83,7 @@ fn two_launches_race_for_the_same_idle_thread() {
             "it had left: both spawned",
         ],
         |reach| {
-            let launcher = Arc::new(Launcher::new());
+            let launcher = Arc::new(leaving());
             let idle = launcher.launch(2, |_| thread::current().id())[1];
             // Each launch's rank 1 writes its launch's cell; its caller reads
             // it after the launch: ordered through the claimed slot's word
@@ -120,7 +129,7 @@ fn a_panic_in_the_kernel_reaches_the_launch_and_the_pool_goes_on() {
         "the worker had left: spawned anew",
     ];
     model_reaching_bounded(1, cases, |reach| {
-        let launcher = Launcher::new();
+        let launcher = leaving();
         let cells = Slots::new(2);
         // Outside the model: the thread that ran rank 1, once it panics.
         let failed_on = std::sync::Mutex::new(None);
@@ -156,4 +165,136 @@ fn a_panic_in_the_kernel_reaches_the_launch_and_the_pool_goes_on() {
             "the worker had left: spawned anew",
         );
     });
+}
+
+/// Cases: the second launch claimed the worker while it polled, or once it
+/// slept (it must wake it: the worker's keep-alive never passes, so a
+/// missing wake leaves it asleep and the launch waiting, a deadlock), and
+/// the launch parked for its rank and was woken by the hand-back (on the
+/// ticket's key: a wake on any other key leaves it asleep). Either way the
+/// worker that never leaves runs both launches' rank 1: a claim that gave
+/// up on a sleeping worker and spawned anew fails the model.
+/// Capped at 1 preemption: each case needs at most one (the claim
+/// between the worker's poll and its sleep), and bound 3 explores over half
+/// a million executions.
+#[test]
+fn a_launch_claims_and_wakes_a_sleeping_worker() {
+    model_reaching_bounded(
+        1,
+        &[
+            "claimed while it polled",
+            "event:pool-claimed-a-sleeper",
+            "event:park-sleeps",
+        ],
+        |reach| {
+            let launcher = Launcher::new().keep_alive(Duration::MAX);
+            let cells = Slots::new(2);
+            let first = write_rank(&launcher, &cells);
+            assert_eq!(cells.get(1), 11);
+            let second = write_rank(&launcher, &cells);
+            assert_eq!(
+                first, second,
+                "the worker that never leaves ran rank 1 again"
+            );
+            drop(launcher); // wakes the sleeping worker and joins it
+            let events = reach.events();
+            if !events.contains("pool-claimed-a-sleeper") {
+                reach.case("claimed while it polled");
+            }
+        },
+    );
+}
+
+/// Two launches on one pool, from two threads, with one worker whose
+/// keep-alive (zero) passes between them. Cases: the second launch to
+/// claim reused the slot of the worker that left (a new thread takes its
+/// place), and the first launch's wait read the word after that (the
+/// second launch's ticket in it, not its own, nor `IDLE`): its `Acquire`
+/// load synchronizes with the worker's hand-back only because each change
+/// of the word since was an RMW (a release sequence), which loom's cells
+/// check on the rank's result. Capped at 1 preemption (four threads: two
+/// callers, the worker and the one that replaces it).
+#[test]
+fn two_launches_share_a_pool_whose_worker_leaves_between_them() {
+    model_reaching_bounded(
+        1,
+        &[
+            "event:pool-reused-a-slot",
+            "event:pool-wait-read-a-later-ticket",
+        ],
+        |reach| {
+            let launcher = Arc::new(leaving());
+            let cells = Arc::new(Slots::new(2));
+            let other = {
+                let (launcher, cells) = (Arc::clone(&launcher), Arc::clone(&cells));
+                thread::spawn(move || {
+                    launcher.launch(2, |block| {
+                        if block.thread_rank() == 1 {
+                            cells.set(1, 1);
+                        }
+                    });
+                    // Rank 1's write, read through the slot word alone.
+                    assert_eq!(cells.get(1), 1);
+                })
+            };
+            launcher.launch(2, |block| {
+                if block.thread_rank() == 1 {
+                    cells.set(0, 1);
+                }
+            });
+            assert_eq!(cells.get(0), 1);
+            other.join().unwrap();
+            reach.events();
+        },
+    );
+}
+
+/// A worker leaves (keep-alive zero) and, in its thread-local destructor,
+/// blocks until the launch that comes after it has returned. Cases: that
+/// launch reused the leaving thread's slot while the destructor still ran
+/// (the slot's word and the new thread's hand-off go on without the old
+/// thread: a launch that waited for its destructor would deadlock with
+/// it), or claimed the worker before it left (its destructor runs at the
+/// launcher's drop, which joins it). A loom join does not wait for the
+/// joined thread's thread-locals, so a launch that *joins* the leaving
+/// thread is caught by tests/launch_pool_bugs.rs instead, on real threads.
+#[test]
+fn a_slot_is_reused_while_its_old_thread_runs_destructors() {
+    /// A destructor that blocks until the later launch has returned.
+    struct WaitsForLater(Arc<Notify>);
+    impl Drop for WaitsForLater {
+        fn drop(&mut self) {
+            self.0.wait();
+        }
+    }
+    loom::thread_local! {
+        static EXIT: std::cell::RefCell<Option<WaitsForLater>> = std::cell::RefCell::new(None);
+    }
+    // Bounded at 1: either case needs at most one preemption (the
+    // worker's exit against the second launch's claim).
+    model_reaching_bounded(
+        1,
+        &[
+            "reused the slot before its old thread's destructors ended",
+            "claimed the worker before it left",
+        ],
+        |reach| {
+            let launcher = leaving();
+            let done = Arc::new(Notify::new());
+            let first = launcher.launch(2, |block| {
+                if block.thread_rank() == 1 {
+                    let done = Arc::clone(&done);
+                    EXIT.with(|e| *e.borrow_mut() = Some(WaitsForLater(done)));
+                }
+                thread::current().id()
+            });
+            let second = launcher.launch(2, |_| thread::current().id());
+            done.notify();
+            reach.either(
+                first[1] != second[1],
+                "reused the slot before its old thread's destructors ended",
+                "claimed the worker before it left",
+            );
+        },
+    );
 }

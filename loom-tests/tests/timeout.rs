@@ -1,8 +1,10 @@
 //! Timed waits racing the completion. Under loom the clock advances 1 ms per
-//! reading and a timed park returns at once, so a short timeout gives loom a
-//! few check points at which the completing arrival may or may not have
-//! landed. Whatever the interleaving: `Ok` means the phase's writes are
-//! visible, `Err` hands the token back and the arrival still counts.
+//! reading, and a timed park times out only once the clock has passed its
+//! deadline (one still ahead sleeps until the completion wakes it), so a
+//! short timeout gives loom a few check points at which the completing
+//! arrival may or may not have landed. Whatever the interleaving: `Ok`
+//! means the phase's writes are visible, `Err` hands the token back and the
+//! arrival still counts.
 
 mod common;
 use common::{model_reaching, Slots};

@@ -86,19 +86,29 @@ fn monitor(threshold: Duration) {
         reported.retain(|key, _| scan.waiting.iter().any(|(k, _)| k == key));
         // Sleep until the earliest waiter not yet reported reaches the
         // threshold; a wait that begins meanwhile reaches it later.
-        let next = scan
+        let earliest = scan
             .waiting
             .iter()
             .filter(|(key, first)| reported.get(key).is_none_or(|at| first > at))
-            .map(|&(_, first)| first + threshold)
+            .map(|&(_, first)| first)
             .min()
-            .unwrap_or(now + threshold);
-        let nap = next.saturating_duration_since(Instant::now()).clamp(
+            .unwrap_or(now);
+        std::thread::sleep(nap(earliest, threshold, Instant::now()));
+    }
+}
+
+/// How long the monitor sleeps: until `earliest` (a wait's start) is
+/// `threshold` old, at least 1 ms and at most `threshold`. Saturating: the
+/// variable may hold more seconds than an `Instant` can add (`1e18`), and a
+/// threshold past the clock's end is a sleep of `threshold`.
+fn nap(earliest: Instant, threshold: Duration, now: Instant) -> Duration {
+    earliest
+        .checked_add(threshold)
+        .map_or(threshold, |at| at.saturating_duration_since(now))
+        .clamp(
             Duration::from_millis(1),
             threshold.max(Duration::from_millis(1)),
-        );
-        std::thread::sleep(nap);
-    }
+        )
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
@@ -115,5 +125,17 @@ mod tests {
         assert_eq!(t("two"), None);
         assert_eq!(t("-1"), None);
         assert_eq!(threshold(None), None);
+    }
+
+    #[test]
+    fn any_threshold_gives_a_nap_without_overflow() {
+        let now = Instant::now();
+        let huge = threshold(Some("1e18".into())).unwrap();
+        assert_eq!(nap(now, huge, now), huge);
+        assert_eq!(nap(now, Duration::MAX, now), Duration::MAX);
+        assert_eq!(nap(now, Duration::ZERO, now), Duration::from_millis(1));
+        let two = Duration::from_secs(2);
+        assert_eq!(nap(now, two, now), two);
+        assert_eq!(nap(now, two, now + two), Duration::from_millis(1));
     }
 }

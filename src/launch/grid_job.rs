@@ -65,10 +65,7 @@ where
     if let Err(failed) = ran {
         // SAFETY: ranks `1 .. failed.rank` ran and ended, the rest did not run.
         unsafe { job.outcomes.discard(1..failed.rank) };
-        panic!(
-            "syncthreads: launch_grid({blocks}, {threads}, _): could not spawn thread {}: {}",
-            failed.rank, failed.error
-        );
+        super::start_failed(format_args!("launch_grid({blocks}, {threads}, _)"), failed);
     }
     // SAFETY: every rank ran and ended, each recording its outcome (`run`).
     unsafe { job.outcomes.results_or_resume() }

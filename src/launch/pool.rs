@@ -6,8 +6,10 @@
 
 use crate::park::{self, Parked};
 use crate::sync::{self, Mutex, Ordering};
+use std::any::Any;
 use std::cell::Cell;
 use std::io;
+use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,7 +50,7 @@ impl Default for Config {
     }
 }
 
-/// One slot of the pool and the thread that last served it.
+/// One slot of the pool and the thread that serves it now.
 struct Entry {
     slot: Arc<Slot>,
     thread: Option<thread::JoinHandle<()>>,
@@ -60,13 +62,46 @@ struct Entry {
 pub(super) struct Pool {
     config: Config,
     entries: Mutex<Vec<Entry>>,
+    /// The threads that left a slot a later launch took over. A thread
+    /// that left may still be running its thread-local destructors, which
+    /// may launch on this pool (from that very thread) or wait for a later
+    /// launch: so no launch joins it; [`Pool::shut_down`] does.
+    leavers: Mutex<Vec<thread::JoinHandle<()>>>,
 }
 
 /// A launch that could not start all its ranks: the first rank without a
 /// thread and why.
-pub(super) struct SpawnFailed {
+pub(super) struct StartFailed {
     pub(super) rank: usize,
-    pub(super) error: io::Error,
+    pub(super) cause: StartCause,
+}
+
+/// Why a rank could not start.
+pub(super) enum StartCause {
+    /// Its thread could not be spawned.
+    Spawn(io::Error),
+    /// A panic between the first claim and the last hand-out (an
+    /// allocation, a spawn that panics): its payload.
+    Panic(Box<dyn Any + Send>),
+}
+
+/// The text of a panic payload (`&str` or `String`), or what it is not.
+pub(super) fn panic_text(payload: &(dyn Any + Send)) -> &str {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        text
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text
+    } else {
+        "a panic with a payload that is not a string"
+    }
+}
+
+/// Locks `mutex`, whose data every holder leaves consistent at each point
+/// a panic can leave it (a poisoned lock is taken as it is).
+fn lock<T>(mutex: &Mutex<T>) -> impl std::ops::DerefMut<Target = T> + '_ {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Pool {
@@ -74,6 +109,7 @@ impl Pool {
         Pool {
             config,
             entries: Mutex::new(Vec::new()),
+            leavers: Mutex::new(Vec::new()),
         }
     }
 
@@ -85,17 +121,12 @@ impl Pool {
         &self.config
     }
 
-    fn entries(&self) -> impl std::ops::DerefMut<Target = Vec<Entry>> + '_ {
-        self.entries
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
     /// Runs ranks `0 .. threads` of `job`: rank 0 on the calling thread,
     /// the others on pool threads, and returns once every rank has ended.
-    /// If a thread cannot be spawned, calls `abort` (which must make the
-    /// started ranks end), runs no rank 0, waits for the started ranks and
-    /// returns the failure.
+    /// If a rank cannot be started (a thread cannot be spawned, or anything
+    /// panics while the ranks are handed out), calls `abort` (which must
+    /// make the started ranks end), runs no rank 0, waits for the started
+    /// ranks and returns the failure.
     ///
     /// # Safety
     ///
@@ -108,7 +139,7 @@ impl Pool {
         job: *const (),
         run: unsafe fn(*const (), usize),
         abort: &dyn Fn(),
-    ) -> Result<(), SpawnFailed> {
+    ) -> Result<(), StartFailed> {
         let crowded = Crowd::enter(threads);
         let tickets: Vec<Ticket> = (1..threads)
             .map(|rank| Ticket {
@@ -125,7 +156,19 @@ impl Pool {
             tickets: &tickets,
             claimed: 0,
         };
-        let failed = self.claim_or_spawn(&tickets, &mut guard.claimed);
+        // A panic while the ranks are handed out takes the path of a failed
+        // spawn: the ranks already started end through `abort`, are waited
+        // for, and the launch reports it (unwinding past them instead would
+        // leave them waiting in the block for ranks that never start).
+        let handed = panic::catch_unwind(AssertUnwindSafe(|| {
+            self.claim_or_spawn(&tickets, &mut guard.claimed)
+        }));
+        let failed = handed.unwrap_or_else(|payload| {
+            Some(StartFailed {
+                rank: guard.claimed + 1,
+                cause: StartCause::Panic(payload),
+            })
+        });
         if failed.is_some() {
             abort();
         } else {
@@ -138,14 +181,17 @@ impl Pool {
 
     /// Hands every ticket to a worker: idle ones first, then new threads.
     /// Counts the tickets handed, in order, in `claimed`, each noting its
-    /// slot first.
-    fn claim_or_spawn(&self, tickets: &[Ticket], claimed: &mut usize) -> Option<SpawnFailed> {
+    /// slot first. A panic here leaves every slot either handed (counted)
+    /// or as it was.
+    fn claim_or_spawn(&self, tickets: &[Ticket], claimed: &mut usize) -> Option<StartFailed> {
         let ticket = |i: usize| ptr::from_ref(&tickets[i]).cast_mut();
-        let mut entries = self.entries();
+        let mut entries = lock(&self.entries);
         for entry in entries.iter() {
             if *claimed == tickets.len() {
                 return None;
             }
+            #[cfg(all(test, not(any(loom, shuttle))))]
+            tests::fail_point(*claimed);
             // Noted before the claim, which hands the ticket over.
             tickets[*claimed].slot.set(Arc::as_ptr(&entry.slot));
             if entry.slot.claim(ticket(*claimed)) {
@@ -154,57 +200,68 @@ impl Pool {
         }
         let mut reuse = 0;
         while *claimed < tickets.len() {
+            #[cfg(all(test, not(any(loom, shuttle))))]
+            tests::fail_point(*claimed);
             let next = ticket(*claimed);
             // A slot whose worker left: only launches under this lock
             // write an `EXITED` word, so the load is stable.
             while reuse < entries.len()
                 // Relaxed: the word is stable (above); no data is read.
-                && entries[reuse].slot.word.load(Ordering::Relaxed) != exited()
+                && entries[reuse].slot.load(Ordering::Relaxed) != exited()
             {
                 reuse += 1;
             }
             let (index, slot) = if reuse < entries.len() {
                 let entry = &mut entries[reuse];
                 if let Some(old) = entry.thread.take() {
-                    // The old thread is past its last access of the slot:
-                    // join it, so that no thread of the pool goes unjoined.
-                    let _ = old.join();
+                    // Past its last access of the slot, but maybe still in
+                    // its thread-local destructors: joined at shut-down.
+                    self.retire(old);
                 }
                 tickets[*claimed].slot.set(Arc::as_ptr(&entry.slot));
-                // Release: as a claim's (the new thread also learns it at
-                // its spawn). The previous value is `EXITED` (above).
-                entry.slot.word.swap(next, Ordering::Release);
+                entry.slot.reuse(next);
                 (reuse, Arc::clone(&entry.slot))
             } else {
                 let slot = Arc::new(Slot::new(next));
                 tickets[*claimed].slot.set(Arc::as_ptr(&slot));
                 (entries.len(), slot)
             };
-            match self.spawn(index, Arc::clone(&slot)) {
-                Ok(handle) => {
-                    if index == entries.len() {
-                        entries.push(Entry {
-                            slot,
-                            thread: Some(handle),
-                        });
-                    } else {
-                        entries[index].thread = Some(handle);
-                    }
-                    *claimed += 1;
-                }
+            // Until its thread runs, a reused slot holds a ticket nobody
+            // serves: it reads `EXITED` again if the spawn fails or panics.
+            let unserved = Unserved((index < entries.len()).then_some(&*slot));
+            let spawned = self.spawn(index, Arc::clone(&slot));
+            let handle = match spawned {
+                Ok(handle) => handle,
                 Err(error) => {
-                    if index < entries.len() {
-                        // Relaxed: no thread reads this slot's word now.
-                        entries[index].slot.word.swap(exited(), Ordering::Relaxed);
-                    }
-                    return Some(SpawnFailed {
+                    return Some(StartFailed {
                         rank: tickets[*claimed].rank,
-                        error,
+                        cause: StartCause::Spawn(error),
                     });
                 }
+            };
+            std::mem::forget(unserved);
+            if index == entries.len() {
+                entries.push(Entry {
+                    slot,
+                    thread: Some(handle),
+                });
+            } else {
+                entries[index].thread = Some(handle);
             }
+            *claimed += 1;
         }
         None
+    }
+
+    /// Keeps the handle of a thread that left a slot now taken over, for
+    /// [`Pool::shut_down`]; lets go of those that have finished their work,
+    /// so that a pool whose threads come and go keeps a handful.
+    fn retire(&self, old: thread::JoinHandle<()>) {
+        let mut leavers = lock(&self.leavers);
+        // A finished thread's handle is dropped, which detaches it: joining
+        // it here could wait on its thread-local destructors.
+        leavers.retain(|handle| !finished(handle));
+        leavers.push(old);
     }
 
     /// Spawns the worker of slot `index`.
@@ -220,30 +277,63 @@ impl Pool {
 
     /// How many workers are alive (idle or running a rank).
     pub(super) fn live(&self) -> usize {
-        self.entries()
+        lock(&self.entries)
             .iter()
             // Relaxed: a count for the caller, no data read.
             .filter(|e| {
-                let word = e.slot.word.load(Ordering::Relaxed);
+                let word = e.slot.load(Ordering::Relaxed);
                 word != exited() && word != shutdown()
             })
             .count()
     }
 
-    /// Tells every worker to leave and joins them all.
+    /// Tells every worker to leave and joins them all, with no lock held,
+    /// except the calling thread itself (a pool thread's thread-local
+    /// destructor may drop the last owner of its own pool).
     pub(super) fn shut_down(&self) {
-        let mut entries = self.entries();
-        for entry in entries.iter() {
+        let mut threads = Vec::new();
+        for entry in lock(&self.entries).iter_mut() {
             // Relaxed: the worker reads nothing but the sentinel. No launch
             // is running (they borrow the pool), so no ticket is lost.
-            if entry.slot.word.swap(shutdown(), Ordering::Relaxed) == sleeping() {
+            if entry.slot.swap(shutdown(), Ordering::Relaxed) == sleeping() {
                 park::unpark_all(entry.slot.key());
             }
+            threads.extend(entry.thread.take());
         }
-        for entry in entries.iter_mut() {
-            if let Some(handle) = entry.thread.take() {
+        threads.append(&mut lock(&self.leavers));
+        let me = thread::current().id();
+        for handle in threads {
+            if handle.thread().id() != me {
                 let _ = handle.join();
             }
+        }
+    }
+}
+
+/// Whether a pool thread has finished its work (its thread-local
+/// destructors may still be running). Under the model checkers, which
+/// cannot tell: no (a model's handful of handles wait for the shut-down).
+fn finished(handle: &thread::JoinHandle<()>) -> bool {
+    #[cfg(any(loom, shuttle))]
+    let done = {
+        let _ = handle;
+        false
+    };
+    #[cfg(not(any(loom, shuttle)))]
+    let done = handle.is_finished();
+    done
+}
+
+/// A reused slot whose new thread is not spawned yet: reads `EXITED` again
+/// on drop, unless forgotten once the thread runs.
+struct Unserved<'a>(Option<&'a Slot>);
+
+impl Drop for Unserved<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.0 {
+            // Relaxed: no thread reads this slot's word now (the launch's
+            // lock keeps other launches out; no worker serves it).
+            slot.swap(exited(), Ordering::Relaxed);
         }
     }
 }
@@ -269,15 +359,15 @@ impl Drop for WaitAll<'_> {
 
 /// Returns once `slot`'s word no longer holds `ticket` (point 3).
 fn wait_done(slot: &Slot, ticket: *mut Ticket, crowded: bool) {
-    // Acquire: the worker's `Release` swap published the rank's outcome.
-    if poll(crowded, || slot.word.load(Ordering::Acquire) != ticket) {
+    // Acquire: the worker's `Release` swap published the rank's outcome
+    // (also through a later launch's claim or reuse of the slot: RMWs).
+    if poll(crowded, || left(slot.load(Ordering::Acquire), ticket)) {
         return;
     }
     let tagged = ticket.map_addr(|a| a | WAITED);
     // Acquire on failure: the word left the ticket, as above. On success
     // nothing is read (the tag only asks for a wake).
     if slot
-        .word
         .compare_exchange(ticket, tagged, Ordering::Relaxed, Ordering::Acquire)
         .is_err()
     {
@@ -286,16 +376,26 @@ fn wait_done(slot: &Slot, ticket: *mut Ticket, crowded: bool) {
     let key = ticket.addr();
     loop {
         // Relaxed: the validation only decides whether to sleep.
-        park::park(
-            key,
-            &mut || slot.word.load(Ordering::Relaxed) == tagged,
-            None,
-        );
+        park::park(key, &mut || slot.load(Ordering::Relaxed) == tagged, None);
         // Acquire: as the first load.
-        if slot.word.load(Ordering::Acquire) != tagged {
+        if left(slot.load(Ordering::Acquire), tagged) {
             return;
         }
     }
+}
+
+/// Whether `word` no longer holds `mine` (the launch's ticket, tagged or
+/// not): the worker handed it back.
+fn left(word: *mut Ticket, mine: *mut Ticket) -> bool {
+    if word == mine {
+        return false;
+    }
+    if is_ticket(word) && word.map_addr(|a| a & !WAITED) != mine.map_addr(|a| a & !WAITED) {
+        // The case of a release sequence: a later launch's ticket, after
+        // the worker handed this one back.
+        crate::sync::model_event("pool-wait-read-a-later-ticket");
+    }
+    true
 }
 
 /// A worker: runs the tickets handed to its slot until it leaves.
@@ -314,7 +414,7 @@ fn work(slot: &Slot, keep_alive: Duration) {
         unsafe { run(job, rank) };
         std::mem::forget(abort);
         // Release: publishes the rank's outcome to the launch's Acquire.
-        let before = slot.word.swap(idle(), Ordering::Release);
+        let before = slot.swap(idle(), Ordering::Release);
         if before.addr() & WAITED != 0 {
             // The address only as a key: the launch may be gone already.
             park::unpark_all(ticket.addr());
@@ -337,14 +437,13 @@ impl Drop for AbortOnUnwind {
 fn next_ticket(slot: &Slot, keep_alive: Duration, crowded: bool) -> Option<*mut Ticket> {
     loop {
         // Acquire: the claim's `Release` CAS published the ticket.
-        let mut word = slot.word.load(Ordering::Acquire);
+        let mut word = slot.load(Ordering::Acquire);
         if word == idle() {
-            if poll(crowded, || slot.word.load(Ordering::Relaxed) != idle()) {
+            if poll(crowded, || slot.load(Ordering::Relaxed) != idle()) {
                 continue;
             }
             // Relaxed: only the sentinel changes; a failure re-reads.
             if slot
-                .word
                 .compare_exchange(idle(), sleeping(), Ordering::Relaxed, Ordering::Relaxed)
                 .is_err()
             {
@@ -360,23 +459,24 @@ fn next_ticket(slot: &Slot, keep_alive: Duration, crowded: bool) -> Option<*mut 
             // `SHUTDOWN`.
             return None;
         }
-        let deadline = sync::now() + keep_alive;
+        // No deadline when the keep-alive reaches past what an `Instant`
+        // holds (`Duration::MAX`): the worker then stays until woken.
+        let deadline = sync::now().checked_add(keep_alive);
         loop {
             // Relaxed: the validation only decides whether to sleep.
             let parked = park::park(
                 slot.key(),
-                &mut || slot.word.load(Ordering::Relaxed) == sleeping(),
-                Some(deadline),
+                &mut || slot.load(Ordering::Relaxed) == sleeping(),
+                deadline,
             );
             // Relaxed: a changed word is re-read with Acquire above.
-            if slot.word.load(Ordering::Relaxed) != sleeping() {
+            if slot.load(Ordering::Relaxed) != sleeping() {
                 break;
             }
-            if parked == Parked::TimedOut || sync::now() >= deadline {
+            if parked == Parked::TimedOut || deadline.is_some_and(|d| sync::now() >= d) {
                 // Relaxed: the winner of this word is all that matters
                 // (point 4); a loser re-reads with Acquire above.
                 if slot
-                    .word
                     .compare_exchange(sleeping(), exited(), Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
                 {
@@ -497,4 +597,82 @@ shuttle::lazy_static! {
 #[cfg(any(loom, shuttle))]
 pub(super) fn default_pool() -> &'static Pool {
     &POOL
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    std::thread_local! {
+        /// The hand-out at which this thread's next launch panics.
+        static FAIL_AT: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+
+    /// Panics at hand-out `claimed` of a launch that asked for it.
+    pub(super) fn fail_point(claimed: usize) {
+        if FAIL_AT.get() == Some(claimed) {
+            FAIL_AT.set(None);
+            panic!("injected: hand-out {claimed}");
+        }
+    }
+
+    /// A rank of a job that is one `AtomicUsize`: counts itself in, then
+    /// waits until `abort` adds `usize::MAX / 2`. (Relaxed throughout: one
+    /// counter of RMWs, read at the end after the launch, whose return
+    /// orders every rank before it.)
+    unsafe fn count_and_wait(job: *const (), _rank: usize) {
+        // SAFETY: the test's job outlives the launch.
+        let job = unsafe { &*job.cast::<AtomicUsize>() };
+        job.fetch_add(1, Ordering::Relaxed);
+        while job.load(Ordering::Relaxed) < usize::MAX / 2 {
+            std::thread::yield_now();
+        }
+    }
+
+    unsafe fn nop(_: *const (), _: usize) {}
+
+    #[test]
+    fn a_panic_while_handing_out_ends_the_started_ranks_and_is_reported() {
+        // The body on a thread of its own: a hang fails the test after a
+        // minute instead of hanging the suite.
+        let (done, finished) = std::sync::mpsc::channel();
+        let body = std::thread::spawn(move || {
+            let pool = Pool::new(Config::default());
+            // Two idle workers.
+            // SAFETY: `nop` touches nothing.
+            assert!(unsafe { pool.run(3, ptr::null(), nop, &|| ()) }.is_ok());
+            let job = AtomicUsize::new(0);
+            let abort = || {
+                job.fetch_add(usize::MAX / 2, Ordering::Relaxed);
+            };
+            // A launch of five that panics at its third hand-out, after
+            // claiming both workers.
+            FAIL_AT.set(Some(2));
+            let ptr: *const () = ptr::from_ref(&job).cast();
+            // SAFETY: `count_and_wait` only touches `job`, which outlives the call.
+            let failed = unsafe { pool.run(5, ptr, count_and_wait, &abort) }.err();
+            let failed = failed.expect("the injected panic is reported");
+            assert_eq!(failed.rank, 3);
+            match failed.cause {
+                StartCause::Panic(payload) => assert_eq!(
+                    payload.downcast_ref::<String>().map(String::as_str),
+                    Some("injected: hand-out 2")
+                ),
+                StartCause::Spawn(e) => panic!("a spawn error: {e}"),
+            }
+            // The two claimed ranks ran, were ended, and handed back.
+            assert_eq!(job.load(Ordering::Relaxed), usize::MAX / 2 + 2);
+            assert_eq!(pool.live(), 2);
+            // SAFETY: as the first run.
+            assert!(unsafe { pool.run(3, ptr::null(), nop, &|| ()) }.is_ok());
+            pool.shut_down();
+            done.send(()).unwrap();
+        });
+        match finished.recv_timeout(Duration::from_secs(60)) {
+            Ok(()) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("the launch hung"),
+            Err(_) => panic::resume_unwind(body.join().unwrap_err()),
+        }
+    }
 }

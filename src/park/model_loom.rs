@@ -1,8 +1,16 @@
-//! The loom backend: one global lock and queue stand in for the
-//! address-keyed queues, with the same validate-under-the-lock contract, so a
-//! lost wakeup is a deadlock the model checker reports. Every `unpark_all`
-//! wakes every parker (of any key): a spurious wake-up that the callers'
-//! loops must, and do, tolerate.
+//! The loom backend: one global lock stands in for the buckets' locks, with
+//! the same validate-under-the-lock contract, and a queue per key (each
+//! sleeper notes its key): an `unpark_all` wakes the sleepers of its key and
+//! no other, so a wake sent to the wrong key is a lost wakeup, which loom
+//! reports as a deadlock.
+//!
+//! Timed parks: loom has no clock, and the model clock (`sync::now`) moves
+//! only when read. A park whose deadline has passed on that clock when it
+//! validates times out at once; one whose deadline lies ahead sleeps as an
+//! untimed park does, until woken: its timeout never fires, so a missing
+//! wake shows as a deadlock rather than as a late timeout. A model reaches
+//! the timeout branch with a deadline the clock passes (a timeout of a few
+//! readings, a keep-alive of zero), the sleeping one with a long deadline.
 //!
 //! The lock and the sleep are built from a loom atomic and loom's
 //! `thread::park`, not from a loom `Mutex` + `Condvar`: loom runs every model
@@ -40,8 +48,9 @@ mod lot {
 
     pub(super) struct Lot {
         lock: Lock,
-        /// Slots parked since the last `unpark_all`; only touched with the lot locked.
-        sleepers: UnsafeCell<usize>,
+        /// The key each slot sleeps on, if it does; only touched with the
+        /// lot locked.
+        sleepers: UnsafeCell<[Option<usize>; SLOTS]>,
         next_slot: AtomicUsize,
         /// Each slot's thread, written once by that thread before it first
         /// publishes its slot number (through `lock` or `sleepers`).
@@ -57,7 +66,7 @@ mod lot {
     lazy_static! {
         pub(super) static ref LOT: Lot = Lot {
             lock: Lock::new(),
-            sleepers: UnsafeCell::new(0),
+            sleepers: UnsafeCell::new([None; SLOTS]),
             next_slot: AtomicUsize::new(0),
             threads: std::array::from_fn(|_| UnsafeCell::new(None)),
         };
@@ -126,18 +135,29 @@ mod lot {
             self.lock.unlock();
         }
 
-        /// Marks the current thread as parked; call with the lot locked.
-        pub(super) fn enqueue(&self) {
+        /// Marks the current thread as parked on `key`; call with the lot
+        /// locked.
+        pub(super) fn enqueue(&self, key: usize) {
             let me = SLOT.with(|s| *s);
             // SAFETY: the lot is locked (see `impl Sync`).
-            self.sleepers.with_mut(|q| unsafe { *q |= bit(me) });
+            self.sleepers.with_mut(|q| unsafe { (*q)[me] = Some(key) });
         }
 
-        /// Takes every parked thread's bit; call with the lot locked.
-        pub(super) fn take(&self) -> usize {
-            // SAFETY: the lot is locked (see `impl Sync`).
-            self.sleepers
-                .with_mut(|q| unsafe { std::mem::take(&mut *q) })
+        /// Takes the bits of the threads parked on `key`; call with the lot
+        /// locked.
+        pub(super) fn take(&self, key: usize) -> usize {
+            self.sleepers.with_mut(|q| {
+                // SAFETY: the lot is locked (see `impl Sync`).
+                let q = unsafe { &mut *q };
+                let mut bits = 0;
+                for (slot, sleeps) in q.iter_mut().enumerate() {
+                    if *sleeps == Some(key) {
+                        *sleeps = None;
+                        bits |= bit(slot);
+                    }
+                }
+                bits
+            })
         }
 
         /// Unparks the threads whose bits are set in `bits`.
@@ -151,14 +171,15 @@ mod lot {
     }
 
     pub(super) fn sleep() {
-        // A stray unpark meant for an earlier wait makes this return early:
-        // a spurious wake-up, which every caller tolerates.
+        // Each unpark of a sleeper follows the removal of its key (`take`),
+        // and each lock waiter's follows the clearing of its bit: no token
+        // is left over for a later park.
         thread::park();
     }
 }
 
 pub(crate) fn park(
-    _key: usize,
+    key: usize,
     validate: &mut dyn FnMut() -> bool,
     deadline: Option<Instant>,
 ) -> Parked {
@@ -169,14 +190,14 @@ pub(crate) fn park(
         lot.unlock();
         return Parked::Invalid;
     }
-    if deadline.is_some() {
-        // loom has no timed waits: a timed park gives up at once and lets
-        // the caller read the (model) clock again. The completion can still
-        // land at any point around it, which is the race that matters.
+    if deadline.is_some_and(|d| crate::sync::now() >= d) {
+        // The model clock passed the deadline: the timeout fires (module
+        // docs); one still ahead never does.
+        crate::sync::model_event("park-timed-out");
         lot.unlock();
         return Parked::TimedOut;
     }
-    lot.enqueue();
+    lot.enqueue(key);
     lot.unlock();
     // An `unpark_all` between the unlock and here leaves loom's unpark token,
     // so the park returns at once: nothing is lost.
@@ -185,10 +206,10 @@ pub(crate) fn park(
     Parked::Woken
 }
 
-pub(crate) fn unpark_all(_key: usize) {
+pub(crate) fn unpark_all(key: usize) {
     let lot = &*lot::LOT;
     lot.lock();
-    let parked = lot.take();
+    let parked = lot.take(key);
     lot.unlock();
     lot.wake(parked);
 }

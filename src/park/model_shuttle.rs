@@ -1,45 +1,87 @@
-//! The shuttle backend: one global `Mutex` + `Condvar` of shuttle's stand in
-//! for the address-keyed queues, with the same validate-under-the-lock
-//! contract, so a lost wakeup is a deadlock shuttle reports. Every
-//! `unpark_all` wakes every parker (of any key): a spurious wake-up that the
-//! callers' loops tolerate.
+//! The shuttle backend: one shuttle `Mutex` stands in for the buckets'
+//! locks, with the same validate-under-the-lock contract, over a queue per
+//! key (each sleeper notes its key and thread): an `unpark_all` wakes the
+//! sleepers of its key and no other, so a wake sent to the wrong key is a
+//! lost wakeup, which shuttle reports as a deadlock.
+//!
+//! Timed parks: shuttle has no timed waits. A park whose deadline has passed
+//! when it validates times out at once; one whose deadline lies ahead sleeps
+//! until woken (its timeout never fires), so a missing wake is a deadlock,
+//! not a late timeout.
 
 use super::Parked;
 use std::time::Instant;
 
 use shuttle::{
     lazy_static,
-    sync::{Condvar, Mutex},
+    sync::Mutex,
+    thread::{self, Thread, ThreadId},
 };
 
+/// A parked thread: its key, and how to wake it.
+struct Sleeper {
+    key: usize,
+    id: ThreadId,
+    thread: Thread,
+}
+
 lazy_static! {
-    static ref LOT: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
+    static ref LOT: Mutex<Vec<Sleeper>> = Mutex::new(Vec::new());
+}
+
+/// The lot, locked. The lock guards only the queue, which every holder
+/// leaves consistent: a guard dropped by an unwinding thread (a seat's drop
+/// poisoning its team) poisons it for nothing.
+fn lot() -> shuttle::sync::MutexGuard<'static, Vec<Sleeper>> {
+    LOT.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 pub(crate) fn park(
-    _key: usize,
+    key: usize,
     validate: &mut dyn FnMut() -> bool,
     deadline: Option<Instant>,
 ) -> Parked {
-    let (lock, cond) = &*LOT;
-    // The lock guards no data: a guard dropped by an unwinding thread (a
-    // seat's drop poisoning its team) poisons it for nothing.
-    let guard = lock.lock().unwrap_or_else(|e| e.into_inner());
-    if !validate() {
-        return Parked::Invalid;
+    let me = thread::current();
+    let id = me.id();
+    {
+        let mut lot = lot();
+        if !validate() {
+            return Parked::Invalid;
+        }
+        if deadline.is_some_and(|d| crate::sync::now() >= d) {
+            return Parked::TimedOut;
+        }
+        lot.push(Sleeper {
+            key,
+            id,
+            thread: me,
+        });
     }
-    if deadline.is_some() {
-        // shuttle has no timed waits: as under loom, give up at once.
-        drop(guard);
-        return Parked::TimedOut;
+    // Until an `unpark_all` of `key` took this sleeper off the queue; a
+    // park that returns before (an unpark meant for something else) sleeps
+    // again.
+    loop {
+        thread::park();
+        if !lot().iter().any(|s| s.id == id) {
+            return Parked::Woken;
+        }
     }
-    drop(cond.wait(guard).unwrap_or_else(|e| e.into_inner()));
-    Parked::Woken
 }
 
-pub(crate) fn unpark_all(_key: usize) {
-    let (lock, cond) = &*LOT;
-    // As in `park`.
-    let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
-    cond.notify_all();
+pub(crate) fn unpark_all(key: usize) {
+    let woken: Vec<Thread> = {
+        let mut lot = lot();
+        let mut woken = Vec::new();
+        lot.retain(|s| {
+            let stays = s.key != key;
+            if !stays {
+                woken.push(s.thread.clone());
+            }
+            stays
+        });
+        woken
+    };
+    for thread in woken {
+        thread.unpark();
+    }
 }

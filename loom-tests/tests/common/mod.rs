@@ -44,20 +44,19 @@ pub fn model_with<F: Fn() + Sync + Send + 'static>(max: usize, branches: Option<
     );
     // One write each, so that the lines of models running in parallel do
     // not interleave.
-    let line = format!(
-        "loom: {name} {executions} executions (preemption bound {bound}, {:.1} s)\n",
-        start.elapsed().as_secs_f64()
-    );
+    let secs = start.elapsed().as_secs_f64();
+    let line =
+        format!("loom: {name} {executions} executions (preemption bound {bound}, {secs:.1} s)\n");
     let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
-    // `.ci/loom` reads the counts from this file (appended to, one line
-    // per model, in one write).
+    // `.ci/loom` reads the counts and times from this file (appended to,
+    // one line per model, in one write).
     if let Some(path) = std::env::var_os("LOOM_COUNTS") {
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .expect("LOOM_COUNTS names a writable file");
-        let entry = format!("{name} {executions}\n");
+        let entry = format!("{name} {executions} {secs:.1}\n");
         std::io::Write::write_all(&mut file, entry.as_bytes()).expect("the count is written");
     }
 }

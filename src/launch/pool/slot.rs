@@ -101,8 +101,13 @@ pub(super) fn is_ticket(word: *mut Ticket) -> bool {
 
 /// A worker's slot: its word, alone on its cache line (the launch that
 /// claims it and the worker are the only threads that touch it).
+///
+/// The word is private, and the slot offers loads and RMWs of it, no
+/// store: every change of the word is an RMW (module docs), so any load
+/// that reads a later value still synchronizes with a `Release` change
+/// before it (the release sequence a plain store would cut).
 pub(super) struct Slot {
-    pub(super) word: CachePadded<AtomicPtr<Ticket>>,
+    word: CachePadded<AtomicPtr<Ticket>>,
 }
 
 impl Slot {
@@ -117,6 +122,41 @@ impl Slot {
         ptr::from_ref(&*self.word).addr()
     }
 
+    /// The word now.
+    #[inline]
+    pub(super) fn load(&self, order: Ordering) -> *mut Ticket {
+        self.word.load(order)
+    }
+
+    /// Replaces the word, returning the one it held.
+    #[inline]
+    pub(super) fn swap(&self, new: *mut Ticket, order: Ordering) -> *mut Ticket {
+        self.word.swap(new, order)
+    }
+
+    /// Hands `ticket` to a new thread of an `EXITED` slot (point 5): a swap,
+    /// not a store, so that the word's release sequence goes on through it
+    /// (a launch whose wait reads this ticket synchronizes with the
+    /// previous worker's hand-back).
+    pub(super) fn reuse(&self, ticket: *mut Ticket) {
+        crate::sync::model_event("pool-reused-a-slot");
+        // Release: as a claim's (the new thread also learns it at its spawn).
+        let prior = self.word.swap(ticket, Ordering::Release);
+        debug_assert_eq!(prior, exited(), "only an exited slot is reused");
+    }
+
+    /// Replaces the word if it holds `current`.
+    #[inline]
+    pub(super) fn compare_exchange(
+        &self,
+        current: *mut Ticket,
+        new: *mut Ticket,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<*mut Ticket, *mut Ticket> {
+        self.word.compare_exchange(current, new, success, failure)
+    }
+
     /// Claims the worker for `ticket` if it is idle or asleep (point 1).
     pub(super) fn claim(&self, ticket: *mut Ticket) -> bool {
         // A polling worker holds the line shared: a CAS from `IDLE` takes it
@@ -125,12 +165,10 @@ impl Slot {
         while seen == idle() || seen == sleeping() {
             // Release: the worker's Acquire load of the ticket sees the
             // ticket and its job. Relaxed on failure: nothing is read.
-            match self
-                .word
-                .compare_exchange(seen, ticket, Ordering::Release, Ordering::Relaxed)
-            {
+            match self.compare_exchange(seen, ticket, Ordering::Release, Ordering::Relaxed) {
                 Ok(_) => {
                     if seen == sleeping() {
+                        crate::sync::model_event("pool-claimed-a-sleeper");
                         park::unpark_all(self.key());
                     }
                     return true;
