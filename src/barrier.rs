@@ -81,8 +81,8 @@ pub struct Barrier<F = ()> {
 }
 
 #[cfg(not(any(loom, shuttle)))]
-static_assertions::assert_eq_size!(Barrier, u64);
-static_assertions::assert_impl_all!(Barrier: Send, Sync, std::panic::RefUnwindSafe);
+crate::assert::assert_eq_size!(Barrier, u64);
+crate::assert::assert_impl_all!(Barrier: Send, Sync, std::panic::RefUnwindSafe);
 
 impl Barrier {
     /// Largest `expected` count, and largest number of pending arrivals:

@@ -46,8 +46,8 @@ unsafe impl<F: Send> Sync for Engine<F> {}
 impl<F> std::panic::RefUnwindSafe for Engine<F> {}
 impl<F> std::panic::UnwindSafe for Engine<F> {}
 
-static_assertions::assert_impl_all!(ArrivalToken: Send, Sync, fmt::Debug);
-static_assertions::assert_not_impl_any!(ArrivalToken: Clone);
+crate::assert::assert_impl_all!(ArrivalToken: Send, Sync, fmt::Debug);
+crate::assert::assert_not_impl_any!(ArrivalToken: Clone);
 
 /// The result of one recorded arrival or tx operation.
 #[derive(Clone, Copy)]
@@ -212,7 +212,7 @@ impl<F: Completion> Engine<F> {
 }
 
 // `Barrier::new`'s message cannot format `Barrier::MAX`: hence the pin.
-static_assertions::const_assert_eq!(state::MAX, 1_048_575);
+crate::assert::const_assert_eq!(state::MAX, 1_048_575);
 
 /// `Barrier::new`'s check, usable in a `const fn` (whose panic message
 /// cannot carry the value).

@@ -374,4 +374,4 @@ unsafe fn describe_warp(ptr: *const (), mask: u64, round: u64) -> crate::diagnos
 }
 
 #[cfg(not(any(loom, shuttle)))]
-static_assertions::assert_impl_all!(WarpBarrier: Send, Sync, std::panic::RefUnwindSafe);
+crate::assert::assert_impl_all!(WarpBarrier: Send, Sync, std::panic::RefUnwindSafe);
