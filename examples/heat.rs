@@ -490,12 +490,17 @@ fn parse_args() -> Args {
         .sum();
     if time > MAX_TIME {
         bad(format!(
-            "this run would take about {} s here ({} runs of each case, {} threads on {} cores), \
+            "this run would take about {} s here ({} runs of {}, {} on {}), \
              more than a minute: ask for fewer --steps, --reps or --threads",
             time.as_secs(),
             3 * args.reps,
-            args.threads,
-            cores()
+            if cases.len() == 1 {
+                "the case"
+            } else {
+                "each case"
+            },
+            args::counted(args.threads, "thread"),
+            args::counted(cores(), "core")
         ));
     }
     args

@@ -120,8 +120,10 @@ impl Barrier {
     ///
     /// # Panics
     ///
-    /// Unless `1 <= expected <= Barrier::MAX`. Being `const`, the message
-    /// names the range rather than the value.
+    /// Unless `1 <= expected <= Barrier::MAX`, with a message naming the
+    /// value and the range, e.g. `syncthreads: Barrier::new(0): expected
+    /// must be in 1 ..= 1048575 (Barrier::MAX)`; in a `const` or `static`,
+    /// the same message fails the build.
     ///
     /// # Examples
     ///

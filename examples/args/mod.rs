@@ -86,9 +86,14 @@ impl<const N: usize> Cli<N> {
         let mut values = self.counts.each_ref().map(|c| c.default);
         for (i, arg) in args.iter().enumerate() {
             if arg.starts_with('-') && arg.parse::<i64>().is_err() {
-                self.bad(&format!(
-                    "unknown flag {arg:?} (this example takes only counts)"
-                ));
+                match N {
+                    0 => self.bad(&format!(
+                        "unknown flag {arg:?} (this example takes no arguments)"
+                    )),
+                    _ => self.bad(&format!(
+                        "unknown flag {arg:?} (this example takes only counts)"
+                    )),
+                }
             }
             let Some(c) = self.counts.get(i) else {
                 match N {

@@ -98,6 +98,8 @@ pub struct Waiter {
     thread: Option<String>,
     /// Whether `name` is a name given to the thread (quoted in the report).
     named: bool,
+    /// The rank or lane in `name`, by which the report lists the waiter.
+    number: Option<usize>,
     location: &'static Location<'static>,
     waited: Duration,
 }
@@ -320,7 +322,8 @@ impl Waiter {
 }
 
 impl fmt::Display for Stall {
-    /// The report: a headline, then the barrier, each waiter and the
+    /// The report: a headline, then the barrier, each waiter (ranks and
+    /// lanes ascending, then the others, the longest waiting first) and the
     /// missing ranks on lines of their own, indented.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -346,7 +349,10 @@ impl fmt::Display for Stall {
         } else {
             writeln!(f, "    barrier: {}", self.barrier)?;
         }
-        for (i, w) in self.waiting.iter().enumerate() {
+        let mut listed: Vec<&Waiter> = self.waiting.iter().collect();
+        // Stable: the waiters without a number keep the longest-first order.
+        listed.sort_by_key(|w| w.number.map_or((1, 0), |n| (0, n)));
+        for (i, w) in listed.into_iter().enumerate() {
             let label = if i == 0 { "waiting:" } else { "" };
             // A name the program gave, quoted; a rank, a lane, an id or
             // `task` as is.
@@ -447,15 +453,16 @@ pub(crate) fn collect(older_than: Duration) -> Scan {
                     // (not one the crate gave a `launch` thread).
                     let given =
                         (w.named && !w.name.starts_with("syncthreads-")).then(|| w.name.clone());
-                    let (name, thread) = match w.wait.who {
-                        Some(Who::Rank(r)) => (format!("rank {r}"), given),
-                        Some(Who::Lane(l)) => (format!("lane {l}"), given),
-                        None => (w.name.clone(), None),
+                    let (name, thread, number) = match w.wait.who {
+                        Some(Who::Rank(r)) => (format!("rank {r}"), given, Some(r)),
+                        Some(Who::Lane(l)) => (format!("lane {l}"), given, Some(l)),
+                        None => (w.name.clone(), None, None),
                     };
                     Waiter {
                         name,
                         thread,
                         named: w.named && w.wait.who.is_none(),
+                        number,
                         location: w.wait.location,
                         waited: now.saturating_duration_since(w.wait.since),
                     }
