@@ -52,12 +52,12 @@ impl Kind for Mb {
 }
 
 /// `syncthreads::Barrier`, split: `arrive` then `wait(token)`.
-pub struct MbSplit(pub syncthreads::Barrier);
+pub struct SplitBarrier(pub syncthreads::Barrier);
 
-impl Kind for MbSplit {
+impl Kind for SplitBarrier {
     type Local = ();
     fn new(n: usize) -> Self {
-        MbSplit(syncthreads::Barrier::new(n))
+        SplitBarrier(syncthreads::Barrier::new(n))
     }
     fn locals(&self, n: usize) -> Vec<()> {
         vec![(); n]

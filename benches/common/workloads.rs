@@ -57,9 +57,9 @@ pub struct Fuzzy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FuzzyMode {
     /// barrier: dependent + independent work, then `arrive_and_wait`.
-    MbJoined,
+    BarrierJoined,
     /// barrier: dependent work, `arrive`, independent work, `wait`.
-    MbSplit,
+    BarrierSplit,
     /// std::sync::Barrier: dependent + independent work, then `wait`.
     StdJoined,
 }
@@ -110,12 +110,12 @@ impl Fuzzy {
                         };
                         work_ns(dep);
                         match mode {
-                            FuzzyMode::MbSplit => {
+                            FuzzyMode::BarrierSplit => {
                                 let token = mb.arrive();
                                 work_ns(self.indep_ns);
                                 mb.wait(token);
                             }
-                            FuzzyMode::MbJoined => {
+                            FuzzyMode::BarrierJoined => {
                                 work_ns(self.indep_ns);
                                 mb.arrive_and_wait();
                             }
@@ -210,12 +210,12 @@ pub const ITEM_WORDS: usize = 256;
 pub enum PipeKind {
     /// barrier `full[2]` / `empty[2]` (expected 1 each) with parity waits:
     /// the producer runs up to two items ahead.
-    MbParity,
+    BarrierParity,
     /// Lockstep with `std::sync::Barrier(2)`: the producer fills one buffer
     /// while the consumer drains the other, then both `wait`.
     StdLockstep,
     /// The same lockstep with `syncthreads::Barrier::arrive_and_wait`.
-    MbLockstep,
+    BarrierLockstep,
 }
 
 /// Moves `items` items of [`ITEM_WORDS`] words from a producer to a consumer
@@ -263,7 +263,7 @@ pub fn pipeline(kind: PipeKind, items: u64) -> Duration {
     std::thread::scope(|s| {
         let consumer = s.spawn(|| {
             start.wait();
-            if kind == PipeKind::MbParity {
+            if kind == PipeKind::BarrierParity {
                 for i in 0..items {
                     let slot = (i & 1) as usize;
                     // Item i is phase i / 2 of full[slot].
@@ -283,7 +283,7 @@ pub fn pipeline(kind: PipeKind, items: u64) -> Duration {
         });
         start.wait();
         let t0 = Instant::now();
-        if kind == PipeKind::MbParity {
+        if kind == PipeKind::BarrierParity {
             for i in 0..items {
                 let slot = (i & 1) as usize;
                 if i >= 2 {
