@@ -76,7 +76,7 @@ pub(crate) fn wake(r: &mut Report<'_>) {
     r.line("| barrier | waiters | p50 | p99 |");
     r.line("|---|---:|---:|---:|");
     for waiters in [1, 3] {
-        for (name, kind) in [("barrier", WakeKind::Mb), ("std", WakeKind::Std)] {
+        for (name, kind) in [("barrier", WakeKind::Barrier), ("std", WakeKind::Std)] {
             let lat = wake_latency(kind, waiters, samples, Duration::from_millis(1));
             r.line(format!(
                 "| {name} | {waiters} | {} | {} |",

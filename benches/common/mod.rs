@@ -35,12 +35,12 @@ pub trait Kind: Send + Sync + 'static {
 }
 
 /// `syncthreads::Barrier::arrive_and_wait`.
-pub struct Mb(pub syncthreads::Barrier);
+pub struct Plain(pub syncthreads::Barrier);
 
-impl Kind for Mb {
+impl Kind for Plain {
     type Local = ();
     fn new(n: usize) -> Self {
-        Mb(syncthreads::Barrier::new(n))
+        Plain(syncthreads::Barrier::new(n))
     }
     fn locals(&self, n: usize) -> Vec<()> {
         vec![(); n]

@@ -92,13 +92,13 @@ impl Fuzzy {
     /// (thread 0's loop, after a common start).
     pub fn run(&self, n: usize, phases: u64, mode: FuzzyMode) -> Duration {
         work_per_us();
-        let mb = syncthreads::Barrier::new(n);
+        let bar = syncthreads::Barrier::new(n);
         let sb = std::sync::Barrier::new(n);
         let start = std::sync::Barrier::new(n);
         let elapsed = AtomicU64::new(0);
         std::thread::scope(|s| {
             for i in 0..n {
-                let (mb, sb, start, elapsed) = (&mb, &sb, &start, &elapsed);
+                let (bar, sb, start, elapsed) = (&bar, &sb, &start, &elapsed);
                 s.spawn(move || {
                     start.wait();
                     let t0 = Instant::now();
@@ -111,13 +111,13 @@ impl Fuzzy {
                         work_ns(dep);
                         match mode {
                             FuzzyMode::BarrierSplit => {
-                                let token = mb.arrive();
+                                let token = bar.arrive();
                                 work_ns(self.indep_ns);
-                                mb.wait(token);
+                                bar.wait(token);
                             }
                             FuzzyMode::BarrierJoined => {
                                 work_ns(self.indep_ns);
-                                mb.arrive_and_wait();
+                                bar.arrive_and_wait();
                             }
                             FuzzyMode::StdJoined => {
                                 work_ns(self.indep_ns);
@@ -146,7 +146,7 @@ pub fn hidden_share(joined_ns: f64, split_ns: f64, ideal_ns: f64) -> f64 {
 /// Which barrier the wake-latency probe parks on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WakeKind {
-    Mb,
+    Barrier,
     Std,
 }
 
@@ -156,22 +156,22 @@ pub enum WakeKind {
 /// (samples where a waiter was late and did not wait at all are dropped).
 pub fn wake_latency(kind: WakeKind, waiters: usize, samples: usize, sleep: Duration) -> Vec<f64> {
     let n = waiters + 1;
-    let mb = syncthreads::Barrier::new(n);
+    let bar = syncthreads::Barrier::new(n);
     let sb = std::sync::Barrier::new(n);
     let base = Instant::now();
     let stamp = AtomicU64::new(0);
     let out = std::sync::Mutex::new(Vec::with_capacity(samples * waiters));
     std::thread::scope(|s| {
         for _ in 0..waiters {
-            let (mb, sb, stamp, out) = (&mb, &sb, &stamp, &out);
+            let (bar, sb, stamp, out) = (&bar, &sb, &stamp, &out);
             s.spawn(move || {
                 let mut mine = Vec::with_capacity(samples);
                 for _ in 0..samples {
                     let waited = match kind {
-                        WakeKind::Mb => {
-                            let token = mb.arrive();
-                            let waited = !mb.try_wait(&token);
-                            mb.wait(token);
+                        WakeKind::Barrier => {
+                            let token = bar.arrive();
+                            let waited = !bar.try_wait(&token);
+                            bar.wait(token);
                             waited
                         }
                         WakeKind::Std => !sb.wait().is_leader(),
@@ -190,7 +190,7 @@ pub fn wake_latency(kind: WakeKind, waiters: usize, samples: usize, sleep: Durat
             std::thread::sleep(sleep);
             stamp.store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
             match kind {
-                WakeKind::Mb => mb.wait(mb.arrive()),
+                WakeKind::Barrier => bar.wait(bar.arrive()),
                 WakeKind::Std => {
                     sb.wait();
                 }
