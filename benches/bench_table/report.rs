@@ -311,10 +311,10 @@ pub(crate) fn episode_targets(o: &Opts, res: &Results, t: &mut Vec<String>, p: &
         }
         if o.hogs == 0 && n == 16 && c >= 16 {
             // OpenMP's barrier at 16 threads on 16 cores, from figures
-            // measured elsewhere (../shared/anchors): ~1 300–1 900 ns.
+            // measured elsewhere (benches/peers/anchors.cpp): ~1 300–1 900 ns.
             const OPENMP_16: f64 = 1_600.0;
             t.push(format!(
-                "16 threads / {c} cores: faster than OpenMP's barrier (reference {}, measured elsewhere: run ../shared/anchors beside this for a ratio from one run): {} (Barrier {})",
+                "16 threads / {c} cores: faster than OpenMP's barrier (reference {}, measured elsewhere: run device/anchors (benches/peers/anchors.cpp) beside this for a ratio from one run): {} (Barrier {})",
                 fmt_time(OPENMP_16),
                 verdict(bar, OPENMP_16, false),
                 fmt_time(bar)
