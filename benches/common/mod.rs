@@ -14,6 +14,7 @@
 // Each bench binary uses a different part of this module.
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod peers;
 pub mod workloads;
 

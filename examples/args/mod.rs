@@ -5,6 +5,9 @@
 //! its range, then the usage, to stderr (exit status 2). The ranges, and a
 //! bound on the product of the counts that set a run's work
 //! ([`Cli::at_most`]), keep every run finite, short and its memory bounded.
+//! Parsed with `lexopt` (a dev-dependency); an example with flags of its
+//! own (`heat`) reads them with the same parser, [`number_in`] and
+//! [`flag_text`].
 
 // Each example compiles this module on its own and uses only part of it.
 #![allow(dead_code)]
