@@ -91,6 +91,8 @@ impl<const N: usize> Cli<N> {
                     exit(0)
                 }
                 lexopt::Arg::Value(value) => value.to_string_lossy().into_owned(),
+                // What `cargo bench` passes, for a bench that uses this module.
+                lexopt::Arg::Long("bench") => continue,
                 flag => self.bad(&match N {
                     0 => format!(
                         "unknown flag {:?} (this example takes no arguments)",
