@@ -22,6 +22,9 @@
 //!
 //! Prints markdown tables (for benches/RESULTS.md).
 
+#[path = "common/cli.rs"]
+mod cli;
+
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -81,45 +84,39 @@ struct Options {
     quick: bool,
 }
 
-fn parse_args() -> Result<Options, String> {
+const CLI: cli::Cli = cli::Cli {
+    program: "async_bench",
+    usage: || USAGE.to_owned(),
+};
+
+fn parse_args() -> Options {
     let mut options = Options {
         rounds: 7,
         quick: false,
     };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--quick" => options.quick = true,
-            // What `cargo bench` adds.
-            "--bench" => {}
-            "--rounds" => {
-                let value = args.next().ok_or("--rounds needs a value")?;
-                options.rounds = match value.parse() {
-                    Ok(n) if (1..=100).contains(&n) => n,
-                    _ => return Err(format!("--rounds must be in 1..=100, got {value:?}")),
+    let mut parser = cli::parser();
+    while let Some(arg) = CLI.next(&mut parser) {
+        use lexopt::Arg::{Long, Short};
+        match arg {
+            Long("quick") => options.quick = true,
+            Long("rounds") => {
+                options.rounds = match CLI.number(&mut parser, "--rounds") {
+                    n @ 1..=100 => n,
+                    n => CLI.bad(format!("--rounds must be in 1..=100, got {n}")),
                 };
             }
-            other => return Err(format!("unknown argument {other:?}")),
+            Short('h') | Long("help") => CLI.help(),
+            other => CLI.unexpected(other),
         }
     }
     if options.quick {
         options.rounds = options.rounds.min(2);
     }
-    Ok(options)
+    options
 }
 
 fn main() -> ExitCode {
-    if std::env::args().skip(1).any(|a| a == "--help" || a == "-h") {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let options = match parse_args() {
-        Ok(options) => options,
-        Err(e) => {
-            eprintln!("async_bench: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let options = parse_args();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKERS)
         .build()

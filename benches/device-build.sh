@@ -6,10 +6,10 @@
 #                        bench_hooks: policy switch and wait-stage counters)
 #   device/bench_table_diagnostics   the same plus --features diagnostics, for
 #                        `bench_table --versus device/bench_table_diagnostics`
-#   device/anchors       ../shared/anchors/anchors.cpp, the C++ peers
+#   device/anchors       benches/peers/anchors.cpp, the C and C++ peers
 #   device/launch        the bench target benches/launch.rs (a launch's round trip
 #                        beside rayon, std::thread::scope and libgomp's region)
-#   device/omp_parallel  ../shared/anchors/omp_parallel.cpp, libgomp's parallel
+#   device/omp_parallel  benches/peers/omp_parallel.cpp, libgomp's parallel
 #                        region, for `device/launch --omp device/omp_parallel`
 #   device/BUILT_FROM    the commit, the features and the build date
 #
@@ -57,7 +57,9 @@ RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
     --target "$target" --example heat
 cp "target/$target/release/examples/heat" device/heat
 
-anchors=../shared/anchors/anchors.cpp
+# Everything it compiles is in the repository.
+anchors=benches/peers/anchors.cpp
+omp_parallel=benches/peers/omp_parallel.cpp
 # The linker's warnings about dlopen in static binaries are harmless.
 nice g++ -O2 -std=c++20 -pthread -fopenmp -static "$anchors" -o device/anchors 2>device/anchors-build.log ||
     {
@@ -65,7 +67,7 @@ nice g++ -O2 -std=c++20 -pthread -fopenmp -static "$anchors" -o device/anchors 2
         exit 1
     }
 
-nice g++ -O2 -fopenmp -static ../shared/anchors/omp_parallel.cpp -o device/omp_parallel 2>device/omp-build.log ||
+nice g++ -O2 -fopenmp -static "$omp_parallel" -o device/omp_parallel 2>device/omp-build.log ||
     {
         cat device/omp-build.log >&2
         exit 1
@@ -83,6 +85,7 @@ done
     echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src examples benches Cargo.toml || echo ' (with uncommitted changes)')"
     echo "bench_table features: ${features[*]:-default}"
     echo "anchors: $(sha256sum "$anchors" | cut -c1-16) $anchors"
+    echo "omp_parallel: $(sha256sum "$omp_parallel" | cut -c1-16) $omp_parallel"
     echo "built $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n), $((SECONDS - start)) s"
 } >device/BUILT_FROM
 cat device/BUILT_FROM

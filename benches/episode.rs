@@ -12,7 +12,7 @@
 mod common;
 
 use common::peers::{Dissemination, SenseSpin};
-use common::{cores, Hurdles, Kind, Mb, Pool, Std};
+use common::{cores, Hurdles, Kind, Plain, Pool, Std};
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use std::time::Duration;
 
@@ -46,7 +46,7 @@ fn cpu<K: Kind>(
 fn episode(c: &mut Criterion) {
     let mut g = c.benchmark_group("episode");
     for n in THREADS {
-        wall::<Mb>(&mut g, "barrier", n);
+        wall::<Plain>(&mut g, "barrier", n);
         wall::<Std>(&mut g, "std", n);
         wall::<Hurdles>(&mut g, "hurdles", n);
         if n <= cores() {
@@ -58,7 +58,7 @@ fn episode(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("episode_cpu");
     for n in THREADS.into_iter().filter(|&n| n > cores()) {
-        cpu::<Mb>(&mut g, "barrier", n);
+        cpu::<Plain>(&mut g, "barrier", n);
         cpu::<Std>(&mut g, "std", n);
         cpu::<Hurdles>(&mut g, "hurdles", n);
     }

@@ -21,8 +21,8 @@ fn fuzzy(c: &mut Criterion) {
     );
     let mut g = c.benchmark_group(format!("fuzzy_{n}_threads"));
     for (name, mode) in [
-        ("mbarrier_split", FuzzyMode::MbSplit),
-        ("mbarrier_joined", FuzzyMode::MbJoined),
+        ("barrier_split", FuzzyMode::BarrierSplit),
+        ("barrier_joined", FuzzyMode::BarrierJoined),
         ("std_joined", FuzzyMode::StdJoined),
     ] {
         g.bench_function(name, |b| {

@@ -28,6 +28,9 @@
 //! Run: `cargo bench --bench launch [--features bench] -- --threads 2,4,8,16 --passes 3
 //! [--omp target/omp_parallel] [--batches 15] [--quick]`.
 
+#[path = "common/cli.rs"]
+mod cli;
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Barrier;
@@ -43,6 +46,19 @@ struct Opts {
     omp: Option<String>,
 }
 
+const CLI: cli::Cli = cli::Cli {
+    program: "launch",
+    usage: || {
+        "usage: cargo bench --bench launch [--features bench] -- [--threads 2,4,8,16] [--passes 3]\n\
+         \x20                [--batches 15] [--omp PATH] [--quick]\n\
+         --threads: block sizes, comma-separated, each in 1..=1024\n\
+         --passes: passes over every row (default 3); --batches: timed batches per row (default 15)\n\
+         --omp PATH: the compiled benches/peers/omp_parallel.cpp, run beside each size\n\
+         --quick: 5 short batches per row"
+            .to_owned()
+    },
+};
+
 fn opts() -> Opts {
     let mut o = Opts {
         threads: vec![2, 4, 8, 16],
@@ -51,31 +67,33 @@ fn opts() -> Opts {
         batch: Duration::from_millis(20),
         omp: None,
     };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--threads" => {
-                o.threads = args
-                    .next()
-                    .expect("--threads LIST")
+    let mut parser = cli::parser();
+    while let Some(arg) = CLI.next(&mut parser) {
+        use lexopt::Arg::{Long, Short};
+        match arg {
+            Long("threads") => {
+                let list = CLI.text(&mut parser, "--threads");
+                o.threads = list
                     .split(',')
-                    .map(|t| t.parse().expect("a thread count"))
+                    .map(|t| match CLI.parse::<usize>("--threads", t) {
+                        n @ 1..=1024 => n,
+                        n => CLI.bad(format!("--threads: {n} is not in 1..=1024")),
+                    })
                     .collect();
             }
-            "--passes" => o.passes = args.next().expect("--passes N").parse().unwrap(),
-            "--batches" => o.batches = args.next().expect("--batches N").parse().unwrap(),
-            "--omp" => o.omp = Some(args.next().expect("--omp PATH")),
-            "--quick" => {
+            Long("passes") => o.passes = CLI.number(&mut parser, "--passes"),
+            Long("batches") => o.batches = CLI.number(&mut parser, "--batches"),
+            Long("omp") => o.omp = Some(CLI.text(&mut parser, "--omp")),
+            Long("quick") => {
                 o.batches = 5;
                 o.batch = Duration::from_millis(5);
             }
-            "--bench" => {}
-            "--help" | "-h" => {
-                println!("cargo bench --bench launch -- [--threads 2,4,8,16] [--passes 3] [--batches 15] [--omp PATH] [--quick]");
-                std::process::exit(0);
-            }
-            other => panic!("unknown argument {other:?} (try --help)"),
+            Short('h') | Long("help") => CLI.help(),
+            other => CLI.unexpected(other),
         }
+    }
+    if o.passes == 0 || o.batches == 0 {
+        CLI.bad("--passes and --batches: at least 1");
     }
     o
 }

@@ -14,9 +14,9 @@ fn pipe(c: &mut Criterion) {
     let mut g = c.benchmark_group("pipeline");
     g.throughput(Throughput::Elements(1));
     for (name, kind) in [
-        ("mbarrier_parity", PipeKind::MbParity),
+        ("barrier_parity", PipeKind::BarrierParity),
         ("std_lockstep", PipeKind::StdLockstep),
-        ("mbarrier_lockstep", PipeKind::MbLockstep),
+        ("barrier_lockstep", PipeKind::BarrierLockstep),
     ] {
         // One iteration = one item; both threads live for the whole sample.
         g.bench_function(name, |b| b.iter_custom(|items| pipeline(kind, items)));

@@ -18,7 +18,7 @@ fn wake(c: &mut Criterion) {
     let mut g = c.benchmark_group("wake_after_park");
     let mut summary = Vec::new();
     for waiters in [1, 3] {
-        for (name, kind) in [("barrier", WakeKind::Mb), ("std", WakeKind::Std)] {
+        for (name, kind) in [("barrier", WakeKind::Barrier), ("std", WakeKind::Std)] {
             let mut all = Vec::new();
             g.bench_function(format!("{name}/{waiters}_waiters"), |b| {
                 b.iter_custom(|iters| {

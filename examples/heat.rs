@@ -428,41 +428,34 @@ fn parse_args() -> Args {
         reference: None,
     };
     let (mut size, mut steps, mut threads) = (None, None, None);
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        // `--steps 10` or `--steps=10`.
-        let (flag, mut inline) = match arg.split_once('=') {
-            Some((flag, text)) if flag.starts_with("--") => {
-                (flag.to_owned(), Some(text.to_owned()))
+    // `--steps 10` or `--steps=10`.
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next().unwrap_or_else(|e| bad(e.to_string())) {
+        use lexopt::Arg::{Long, Short, Value};
+        match arg {
+            Long("size") => size = Some(args::number_in(&mut parser, "--size", 3..=MAX_SIZE, bad)),
+            Long("steps") => {
+                steps = Some(args::number_in(&mut parser, "--steps", 1..=MAX_STEPS, bad))
             }
-            _ => (arg.clone(), None),
-        };
-        let mut value = |name: &str, range: std::ops::RangeInclusive<usize>| -> usize {
-            let Some(text) = inline.take().or_else(|| it.next()) else {
-                bad(format!("{name} needs a number in {range:?}"))
-            };
-            match text.parse::<usize>() {
-                Ok(v) if range.contains(&v) => v,
-                _ => bad(format!(
-                    "{name} must be a number in {range:?}, not {text:?}"
-                )),
+            Long("threads") => {
+                threads = Some(args::number_in(
+                    &mut parser,
+                    "--threads",
+                    1..=MAX_THREADS,
+                    bad,
+                ))
             }
-        };
-        match flag.as_str() {
-            "--size" => size = Some(value("--size", 3..=MAX_SIZE)),
-            "--steps" => steps = Some(value("--steps", 1..=MAX_STEPS)),
-            "--threads" => threads = Some(value("--threads", 1..=MAX_THREADS)),
-            "--reps" => args.reps = value("--reps", 1..=MAX_REPS),
-            "--help" | "-h" => {
+            Long("reps") => args.reps = args::number_in(&mut parser, "--reps", 1..=MAX_REPS, bad),
+            Short('h') | Long("help") => {
                 println!("{USAGE}");
                 exit(0)
             }
-            "--reference" if inline.is_none() => args.reference = Some(true),
-            "--no-reference" if inline.is_none() => args.reference = Some(false),
-            other if other.starts_with('-') => bad(format!("unknown flag {arg:?}")),
-            _ => bad(format!(
-                "unexpected argument {arg:?}: every value follows its flag, as in --steps 100"
+            Long("reference") => args.reference = Some(true),
+            Long("no-reference") => args.reference = Some(false),
+            Value(value) => bad(format!(
+                "unexpected argument {value:?}: every value follows its flag, as in --steps 100"
             )),
+            flag => bad(format!("unknown flag {:?}", args::flag_text(&flag))),
         }
     }
     if size.is_some() || steps.is_some() {
@@ -490,12 +483,17 @@ fn parse_args() -> Args {
         .sum();
     if time > MAX_TIME {
         bad(format!(
-            "this run would take about {} s here ({} runs of each case, {} threads on {} cores), \
+            "this run would take about {} s here ({} runs of {}, {} on {}), \
              more than a minute: ask for fewer --steps, --reps or --threads",
             time.as_secs(),
             3 * args.reps,
-            args.threads,
-            cores()
+            if cases.len() == 1 {
+                "the case"
+            } else {
+                "each case"
+            },
+            args::counted(args.threads, "thread"),
+            args::counted(cores(), "core")
         ));
     }
     args

@@ -82,8 +82,8 @@ pub struct Barrier<F = ()> {
 }
 
 #[cfg(not(any(loom, shuttle)))]
-static_assertions::assert_eq_size!(Barrier, u64);
-static_assertions::assert_impl_all!(Barrier: Send, Sync, std::panic::RefUnwindSafe);
+crate::assert::assert_eq_size!(Barrier, u64);
+crate::assert::assert_impl_all!(Barrier: Send, Sync, std::panic::RefUnwindSafe);
 
 impl Barrier {
     /// Largest `expected` count, and largest number of pending arrivals:
@@ -122,8 +122,10 @@ impl Barrier {
         ///
         /// # Panics
         ///
-        /// Unless `1 <= expected <= Barrier::MAX`. Being `const`, the message
-        /// names the range rather than the value.
+        /// Unless `1 <= expected <= Barrier::MAX`, with a message naming the
+        /// value and the range, e.g. `syncthreads: Barrier::new(0): expected
+        /// must be in 1 ..= 1048575 (Barrier::MAX)`; in a `const` or `static`,
+        /// the same message fails the build.
         ///
         /// # Examples
         ///

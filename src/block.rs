@@ -562,6 +562,6 @@ impl BlockBarrier {
 }
 
 #[cfg(not(any(loom, shuttle)))]
-static_assertions::assert_impl_all!(BlockBarrier: Send, Sync, std::panic::RefUnwindSafe);
-static_assertions::assert_impl_all!(BlockSeat<'static>: Send);
-static_assertions::assert_not_impl_any!(BlockSeat<'static>: Sync);
+crate::assert::assert_impl_all!(BlockBarrier: Send, Sync, std::panic::RefUnwindSafe);
+crate::assert::assert_impl_all!(BlockSeat<'static>: Send);
+crate::assert::assert_not_impl_any!(BlockSeat<'static>: Sync);

@@ -49,8 +49,8 @@ unsafe impl<F: Send> Sync for Engine<F> {}
 impl<F> std::panic::RefUnwindSafe for Engine<F> {}
 impl<F> std::panic::UnwindSafe for Engine<F> {}
 
-static_assertions::assert_impl_all!(ArrivalToken: Send, Sync, fmt::Debug);
-static_assertions::assert_not_impl_any!(ArrivalToken: Clone);
+crate::assert::assert_impl_all!(ArrivalToken: Send, Sync, fmt::Debug);
+crate::assert::assert_not_impl_any!(ArrivalToken: Clone);
 
 /// The result of one recorded arrival or tx operation.
 #[derive(Clone, Copy)]
@@ -153,17 +153,50 @@ impl<F: Completion> Engine<F> {
 }
 
 // `Barrier::new`'s message cannot format `Barrier::MAX`: hence the pin.
-static_assertions::const_assert_eq!(state::MAX, 1_048_575);
+crate::assert::const_assert_eq!(state::MAX, 1_048_575);
 
-/// `Barrier::new`'s check, usable in a `const fn` (whose panic message
-/// cannot carry the value).
+/// `Barrier::new`'s check, usable in a `const fn`: a `const fn` cannot
+/// format, so the message is spelled into a buffer by hand, value included.
 #[track_caller]
 const fn expected_const(expected: usize) -> u32 {
-    assert!(
-        op::participants_in_range(expected),
-        "syncthreads: new: expected must be in 1 ..= 1048575 (Barrier::MAX)"
-    );
+    if !op::participants_in_range(expected) {
+        let mut buf = [0u8; 128];
+        let mut len = 0;
+        len = push(&mut buf, len, b"syncthreads: Barrier::new(");
+        // The value's decimal digits, most significant first.
+        let mut digits = [0u8; 20];
+        let (mut n, mut count) = (expected, 0);
+        loop {
+            digits[digits.len() - 1 - count] = b'0' + (n % 10) as u8;
+            count += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        len = push(&mut buf, len, digits.split_at(digits.len() - count).1);
+        len = push(
+            &mut buf,
+            len,
+            b"): expected must be in 1 ..= 1048575 (Barrier::MAX)",
+        );
+        match core::str::from_utf8(buf.split_at(len).0) {
+            Ok(message) => panic!("{}", message),
+            Err(_) => panic!("syncthreads: Barrier::new: expected must be in 1 ..= 1048575"),
+        }
+    }
     expected as u32
+}
+
+/// Copies `bytes` into `buf` from `at` on; returns the end (for
+/// [`expected_const`]'s message, which fits the buffer).
+const fn push(buf: &mut [u8; 128], at: usize, bytes: &[u8]) -> usize {
+    let mut i = 0;
+    while i < bytes.len() {
+        buf[at + i] = bytes[i];
+        i += 1;
+    }
+    at + bytes.len()
 }
 
 impl<F> Engine<F> {

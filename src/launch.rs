@@ -648,7 +648,7 @@ unsafe fn run<R>(
     }
 }
 
-static_assertions::assert_impl_all!(Launcher: Send, Sync, std::panic::RefUnwindSafe);
+crate::assert::assert_impl_all!(Launcher: Send, Sync, std::panic::RefUnwindSafe);
 
 /// One hand-off to the default pool and back, with no block: what the pool
 /// alone costs a launch (for the launch bench).

@@ -110,10 +110,10 @@ const CAUSE_CALL: u64 = 1; // poison() was called
 const CAUSE_PANIC: u64 = 2; // a participant panicked
 const CAUSE_DROP_IN_COMPLETION: u64 = 3; // a participant dropped inside the completion function
 
-static_assertions::const_assert_eq!(PHASE_SHIFT + PHASE_BITS, 63);
-static_assertions::const_assert!(MAX as u64 <= COUNT_MASK);
-static_assertions::const_assert!((MAX_TX as u64) < TX_SPECIAL);
-static_assertions::const_assert_eq!(
+crate::assert::const_assert_eq!(PHASE_SHIFT + PHASE_BITS, 63);
+crate::assert::const_assert!(MAX as u64 <= COUNT_MASK);
+crate::assert::const_assert!((MAX_TX as u64) < TX_SPECIAL);
+crate::assert::const_assert_eq!(
     TX_MASK | (COUNT_MASK << PENDING_SHIFT) | (COUNT_MASK << EXPECTED_SHIFT) | PHASE_MASK | PARKED,
     u64::MAX
 );

@@ -10,6 +10,19 @@
 //!
 //! The parking backend follows the same switch in [`crate::park`].
 
+// The model checkers are optional dependencies (out of every user's
+// lockfile): a model build names the feature along with the cfg.
+#[cfg(all(loom, not(feature = "loom")))]
+compile_error!(
+    "syncthreads: built with `--cfg loom` but without the feature `loom`: add \
+     `--features syncthreads/loom` (or `features = [\"loom\"]` on the dependency)"
+);
+#[cfg(all(shuttle, not(feature = "shuttle")))]
+compile_error!(
+    "syncthreads: built with `--cfg shuttle` but without the feature `shuttle`: add \
+     `--features syncthreads/shuttle` (or `features = [\"shuttle\"]` on the dependency)"
+);
+
 #[cfg(not(any(loom, shuttle)))]
 pub(crate) use std::sync::atomic::AtomicPtr;
 #[cfg(not(any(loom, shuttle)))]

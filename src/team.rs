@@ -156,9 +156,9 @@ pub struct Team<F = ()> {
 
 // `Team<F>: Send + Sync` when `F: Send`, as its barrier; the tree and the
 // per-rank table are atomics.
-static_assertions::assert_impl_all!(Team: Send, Sync);
-static_assertions::assert_impl_all!(Seat<'static>: Send);
-static_assertions::assert_not_impl_any!(Seat<'static>: Sync, Clone);
+crate::assert::assert_impl_all!(Team: Send, Sync);
+crate::assert::assert_impl_all!(Seat<'static>: Send);
+crate::assert::assert_not_impl_any!(Seat<'static>: Sync, Clone);
 
 impl<F> Team<F> {
     /// The number of seats the team was made with.

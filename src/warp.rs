@@ -395,4 +395,4 @@ impl Word for Lane {
 }
 
 #[cfg(not(any(loom, shuttle)))]
-static_assertions::assert_impl_all!(WarpBarrier: Send, Sync, std::panic::RefUnwindSafe);
+crate::assert::assert_impl_all!(WarpBarrier: Send, Sync, std::panic::RefUnwindSafe);

@@ -357,14 +357,23 @@ fn a_stalled_team_lists_its_waiters_and_call_sites() {
             // Longest first.
             let waited: Vec<Duration> = stall.waiting().iter().map(|w| w.waited()).collect();
             assert!(waited.windows(2).all(|w| w[0] >= w[1]), "{waited:?}");
+            // The seats' arrivals, counted once: no inner word's `pending`
+            // (which the tree's arrivals have not reached) beside them.
             assert!(
-                stall
-                    .barrier()
-                    .starts_with("Team { arrived: 3, expected: 4, capacity: 4"),
+                stall.barrier().starts_with(
+                    "Team { arrived: 3, expected: 4, phase_parity: false, tx: 0, poisoned: false, capacity: 4"
+                ),
                 "{}",
                 stall.barrier()
             );
+            assert!(!stall.barrier().contains("pending"), "{}", stall.barrier());
             let report = stall.to_string();
+            // The report lists the waiting ranks ascending, whatever their waits' lengths.
+            let at = |rank: &str| report.find(&format!("{rank} (thread")).expect(rank);
+            assert!(
+                at("rank 0") < at("rank 1") && at("rank 1") < at("rank 2"),
+                "{report}"
+            );
             assert!(
                 report.contains("rank 1 (thread \"worker-1\") at "),
                 "{report}"
@@ -418,7 +427,7 @@ fn every_wait_on_a_team_is_the_teams() {
     assert!(
         stall
             .barrier()
-            .starts_with("Team { arrived: 1, expected: 2, capacity: 2"),
+            .starts_with("Team { arrived: 1, expected: 2, phase_parity: false, tx: 0, poisoned: false, capacity: 2"),
         "{stall}"
     );
 }
@@ -453,9 +462,9 @@ fn a_stalled_block_is_reported_as_the_block() {
             }
             let missing = stall.missing().map(<[usize]>::to_vec);
             assert!(
-                stall
-                    .barrier()
-                    .starts_with("BlockBarrier { arrived: 3, expected: 4, threads: 4"),
+                stall.barrier().starts_with(
+                    "BlockBarrier { arrived: 3, expected: 4, threads: 4, phase_parity: false"
+                ),
                 "{}",
                 stall.barrier()
             );

@@ -19,15 +19,28 @@ use syncthreads::Barrier;
 // ---- construction ------------------------------------------------------
 
 #[test]
-#[should_panic(expected = "syncthreads: new: expected must be in 1 ..= 1048575")]
+#[should_panic(
+    expected = "syncthreads: Barrier::new(0): expected must be in 1 ..= 1048575 (Barrier::MAX)"
+)]
 fn new_zero_panics() {
     let _ = Barrier::new(black_box(0));
 }
 
 #[test]
-#[should_panic(expected = "syncthreads: new: expected must be in 1 ..= 1048575")]
+#[should_panic(
+    expected = "syncthreads: Barrier::new(1048576): expected must be in 1 ..= 1048575 (Barrier::MAX)"
+)]
 fn new_above_max_panics() {
     let _ = Barrier::new(black_box(Barrier::MAX + 1));
+}
+
+#[test]
+#[should_panic(
+    expected = "syncthreads: Barrier::new(18446744073709551615): expected must be in 1 ..= 1048575 (Barrier::MAX)"
+)]
+#[cfg(target_pointer_width = "64")]
+fn new_usize_max_panics() {
+    let _ = Barrier::new(black_box(usize::MAX));
 }
 
 #[test]

@@ -80,6 +80,11 @@ fn the_install_line_matches_the_package_version() {
             text.contains("cargo add syncthreads"),
             "{file} should show `cargo add syncthreads`"
         );
+        // Until the crate is published, the line that works today.
+        assert!(
+            text.contains("cargo add --path"),
+            "{file} should show `cargo add --path`"
+        );
     }
 }
 

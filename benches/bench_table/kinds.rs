@@ -76,9 +76,9 @@ impl Entry {
 /// }
 /// ```
 pub(crate) const KINDS: &[Entry] = &[
-    Entry::ours("barrier", "barrier", Pool::new::<Mb>),
+    Entry::ours("barrier", "barrier", Pool::new::<Plain>),
     #[cfg(feature = "bench")]
-    Entry::ours("spin-only", "Barrier (spin only)", Pool::new::<Mb>).policy(Pol::SpinOnly),
+    Entry::ours("spin-only", "Barrier (spin only)", Pool::new::<Plain>).policy(Pol::SpinOnly),
     Entry::ours("team", "Team", Pool::team),
     // The shape sweep: `Team::with_shape` exists with `--features bench` only.
     #[cfg(feature = "bench")]

@@ -64,7 +64,7 @@ use common::workloads::{
     pipeline, single, spin_work, wake_latency, Fuzzy, FuzzyMode, PipeKind, WakeKind, ITEM_WORDS,
     SINGLE_OPS,
 };
-use common::{cores, How, Hurdles, Mb, Pool, Sample, Std};
+use common::{cores, How, Hurdles, Plain, Pool, Sample, Std};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

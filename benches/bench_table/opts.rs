@@ -31,10 +31,15 @@ pub(crate) fn usage() -> String {
     )
 }
 
+/// The command line's usage errors and `--help` (`common::cli`, on lexopt).
+const CLI: common::cli::Cli = common::cli::Cli {
+    program: "bench_table",
+    usage,
+};
+
 /// Prints `why` and the usage to stderr and exits with status 2.
 pub(crate) fn bad(why: &str) -> ! {
-    eprintln!("bench_table: {why}\n{}", usage());
-    std::process::exit(2)
+    CLI.bad(why)
 }
 
 /// The arguments, without the `--bench` that `cargo bench` adds.
@@ -97,9 +102,7 @@ impl Opts {
 }
 
 pub(crate) fn number<T: std::str::FromStr>(flag: &str, v: &str) -> T {
-    v.trim()
-        .parse()
-        .unwrap_or_else(|_| bad(&format!("{flag}: not a number: {v:?}")))
+    CLI.parse(flag, v)
 }
 
 pub(crate) fn pair_ms(flag: &str, v: &str) -> (Duration, Duration) {
@@ -115,10 +118,6 @@ pub(crate) fn pair_ms(flag: &str, v: &str) -> (Duration, Duration) {
 
 pub(crate) fn parse() -> Opts {
     let argv = argv();
-    if argv.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{}", usage());
-        std::process::exit(0);
-    }
     let mut threads: Option<Vec<usize>> = None;
     let (mut rounds, mut budget, mut sections) = (None, None, None);
     let mut o = Opts {
@@ -149,14 +148,16 @@ pub(crate) fn parse() -> Opts {
         be_hog: false,
         argv: argv.clone(),
     };
-    let mut it = argv.iter();
-    while let Some(a) = it.next() {
-        let mut val = || {
-            it.next()
-                .unwrap_or_else(|| bad(&format!("{a} needs a value")))
-                .as_str()
+    let mut parser = common::cli::parser();
+    while let Some(arg) = CLI.next(&mut parser) {
+        use lexopt::Arg::{Long, Short};
+        let flag = match arg {
+            Short('h') | Long("help") => CLI.help(),
+            Long(name) => format!("--{name}"),
+            other => CLI.unexpected(other),
         };
-        match a.as_str() {
+        let mut val = || CLI.text(&mut parser, &flag);
+        match flag.as_str() {
             "--threads" => {
                 let v: Vec<usize> = val().split(',').map(|t| number("--threads", t)).collect();
                 if !v.iter().all(|&n| (1..=64).contains(&n)) {
@@ -179,21 +180,21 @@ pub(crate) fn parse() -> Opts {
                 o.only.dedup();
             }
             "--rounds" => {
-                let r: usize = number("--rounds", val());
+                let r: usize = number("--rounds", &val());
                 if r == 0 {
                     bad("--rounds: at least 1");
                 }
                 rounds = Some(r);
             }
-            "--budget-ms" => budget = Some(Duration::from_millis(number("--budget-ms", val()))),
+            "--budget-ms" => budget = Some(Duration::from_millis(number("--budget-ms", &val()))),
             "--episodes" => {
-                let k: u64 = number("--episodes", val());
+                let k: u64 = number("--episodes", &val());
                 if k == 0 {
                     bad("--episodes: at least 1");
                 }
                 o.episodes = Some(k);
             }
-            "--cap-ms" => o.cap = Duration::from_millis(number("--cap-ms", val())),
+            "--cap-ms" => o.cap = Duration::from_millis(number("--cap-ms", &val())),
             "--sections" => {
                 let mut s = Sections {
                     episode: false,
@@ -215,19 +216,19 @@ pub(crate) fn parse() -> Opts {
                 sections = Some(s);
             }
             "--fresh" => {
-                let n: usize = number("--fresh", val());
+                let n: usize = number("--fresh", &val());
                 if n == 0 {
                     bad("--fresh: at least 1 process");
                 }
                 o.fresh = Some(n);
             }
             "--quick" => o.quick = true,
-            "--hogs" => o.hogs = number("--hogs", val()),
-            "--hog-pattern" => o.hog_pattern = pair_ms("--hog-pattern", val()),
+            "--hogs" => o.hogs = number("--hogs", &val()),
+            "--hog-pattern" => o.hog_pattern = pair_ms("--hog-pattern", &val()),
             "--hog-procs" => o.hog_procs = true,
             "--pin" => o.pin = true,
             "--cpus" => {
-                let n: usize = number("--cpus", val());
+                let n: usize = number("--cpus", &val());
                 if n == 0 {
                     bad("--cpus: at least 1");
                 }
@@ -237,12 +238,12 @@ pub(crate) fn parse() -> Opts {
             "--stats" => bad("--stats needs a build with --features bench"),
             "--list-kinds" => o.list_kinds = true,
             "--be-hog" => {
-                o.hog_pattern = pair_ms("--be-hog", val());
+                o.hog_pattern = pair_ms("--be-hog", &val());
                 o.be_hog = true;
             }
-            "--versus" => o.versus = Some(val().to_owned()),
+            "--versus" => o.versus = Some(val()),
             "--child" => o.child = true,
-            other => bad(&format!("unknown argument {other:?}")),
+            other => bad(&format!("unknown flag {other:?}")),
         }
     }
     if budget.is_some() && o.episodes.is_some() {

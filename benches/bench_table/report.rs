@@ -284,7 +284,7 @@ pub(crate) fn episode_targets(o: &Opts, res: &Results, t: &mut Vec<String>, p: &
     for &n in &o.threads {
         let m = |key| median_of(res, n, key, false);
         let cpu = |key| median_of(res, n, key, true);
-        let (mb, std, hurdles, diss) = (m("barrier"), m("std"), m("hurdles"), m("dissemination"));
+        let (bar, std, hurdles, diss) = (m("barrier"), m("std"), m("hurdles"), m("dissemination"));
         if o.hogs == 0 && has("std") {
             let line = if n <= c {
                 format!("{n} threads / {c} cores")
@@ -296,36 +296,36 @@ pub(crate) fn episode_targets(o: &Opts, res: &Results, t: &mut Vec<String>, p: &
             };
             t.push(format!(
                 "{line}: at least 20x faster than std: {} (std / barrier = {}; {})",
-                verdict(std / mb, 20.0, true),
-                fmt_ratio(std / mb),
-                pair("barrier", mb, "std", std)
+                verdict(std / bar, 20.0, true),
+                fmt_ratio(std / bar),
+                pair("barrier", bar, "std", std)
             ));
         }
         if o.hogs == 0 && n <= c && (n == 2 || n == 16) && has("dissemination") {
             t.push(format!(
                 "{n} threads / {c} cores: within 1.3x of the dissemination spin barrier: {} (barrier / dissemination = {}; {})",
-                verdict(mb / diss, 1.3, false),
-                fmt_ratio(mb / diss),
-                pair("barrier", mb, "dissemination", diss)
+                verdict(bar / diss, 1.3, false),
+                fmt_ratio(bar / diss),
+                pair("barrier", bar, "dissemination", diss)
             ));
         }
         if o.hogs == 0 && n == 16 && c >= 16 {
             // OpenMP's barrier at 16 threads on 16 cores, from figures
-            // measured elsewhere (../shared/anchors): ~1 300–1 900 ns.
+            // measured elsewhere (benches/peers/anchors.cpp): ~1 300–1 900 ns.
             const OPENMP_16: f64 = 1_600.0;
             t.push(format!(
-                "16 threads / {c} cores: faster than OpenMP's barrier (reference {}, measured elsewhere: run ../shared/anchors beside this for a ratio from one run): {} (Barrier {})",
+                "16 threads / {c} cores: faster than OpenMP's barrier (reference {}, measured elsewhere: run device/anchors (benches/peers/anchors.cpp) beside this for a ratio from one run): {} (Barrier {})",
                 fmt_time(OPENMP_16),
-                verdict(mb, OPENMP_16, false),
-                fmt_time(mb)
+                verdict(bar, OPENMP_16, false),
+                fmt_time(bar)
             ));
         }
         if o.hogs == 0 && n > c && has("std") && has("hurdles") {
             let peer = std.min(hurdles);
             t.push(format!(
                 "{n} threads / {c} cores (oversubscribed): no slower than the best of std and hurdles: {} ({})",
-                verdict(mb, peer, false),
-                pair("barrier", mb, "best of them", peer)
+                verdict(bar, peer, false),
+                pair("barrier", bar, "best of them", peer)
             ));
             t.push(format!(
                 "{n} threads / {c} cores (oversubscribed): CPU per episode at most std's: {} ({})",
@@ -346,8 +346,8 @@ pub(crate) fn episode_targets(o: &Opts, res: &Results, t: &mut Vec<String>, p: &
                 "{n} threads beside {} foreign {}: no slower than the best of hurdles and std: {} ({}; spread over rounds: Barrier {}, hurdles {}, std {})",
                 o.hogs,
                 if o.hog_procs { "processes" } else { "threads" },
-                verdict(mb, best, false),
-                pair("barrier", mb, "best of them", best),
+                verdict(bar, best, false),
+                pair("barrier", bar, "best of them", best),
                 fmt_ratio(spread("barrier")),
                 fmt_ratio(spread("hurdles")),
                 fmt_ratio(spread("std"))
@@ -534,13 +534,13 @@ pub(crate) fn versus(r: &mut Report<'_>, procs: usize, path: &str) {
     for &n in &o.threads {
         for &(k, e) in &kinds {
             let (a, b) = (&got[&(n, k, 0)], &got[&(n, k, 1)]);
-            let (ma, mb) = (med(a), med(b));
+            let (ma, bar) = (med(a), med(b));
             r.line(format!(
                 "| {n} | {} | {} | {} | {} | {} | {} |",
                 e.name,
                 fmt_time(ma),
-                fmt_time(mb),
-                fmt_ratio(mb / ma),
+                fmt_time(bar),
+                fmt_ratio(bar / ma),
                 each(a),
                 each(b)
             ));

@@ -22,8 +22,8 @@ pub(crate) fn fuzzy(r: &mut Report<'_>, t: &mut Vec<String>, p: &mut Vec<String>
     r.line("| threads | Barrier arrive_and_wait | Barrier split arrive/work/wait | std wait | ideal | imbalance hidden by the split |");
     r.line("|---:|---:|---:|---:|---:|---:|");
     let modes = [
-        FuzzyMode::MbJoined,
-        FuzzyMode::MbSplit,
+        FuzzyMode::BarrierJoined,
+        FuzzyMode::BarrierSplit,
         FuzzyMode::StdJoined,
     ];
     set_policy(Pol::Default);
@@ -76,7 +76,7 @@ pub(crate) fn wake(r: &mut Report<'_>) {
     r.line("| barrier | waiters | p50 | p99 |");
     r.line("|---|---:|---:|---:|");
     for waiters in [1, 3] {
-        for (name, kind) in [("barrier", WakeKind::Mb), ("std", WakeKind::Std)] {
+        for (name, kind) in [("barrier", WakeKind::Barrier), ("std", WakeKind::Std)] {
             let lat = wake_latency(kind, waiters, samples, Duration::from_millis(1));
             r.line(format!(
                 "| {name} | {waiters} | {} | {} |",
@@ -93,9 +93,9 @@ pub(crate) fn pipe(r: &mut Report<'_>) {
     set_policy(Pol::Default);
     // Items per run: as many as fit in the budget at the slowest pipeline's pace.
     let slowest = [
-        PipeKind::MbParity,
+        PipeKind::BarrierParity,
         PipeKind::StdLockstep,
-        PipeKind::MbLockstep,
+        PipeKind::BarrierLockstep,
     ]
     .map(|k| pipeline(k, 200).as_secs_f64() / 200.0)
     .into_iter()
@@ -112,9 +112,12 @@ pub(crate) fn pipe(r: &mut Report<'_>) {
     r.line("| pipeline | items/s | min | max | median vs std lockstep |");
     r.line("|---|---:|---:|---:|---:|");
     let pipes = [
-        ("Barrier full/empty parity waits", PipeKind::MbParity),
+        ("Barrier full/empty parity waits", PipeKind::BarrierParity),
         ("std::sync::Barrier lockstep", PipeKind::StdLockstep),
-        ("Barrier arrive_and_wait lockstep", PipeKind::MbLockstep),
+        (
+            "Barrier arrive_and_wait lockstep",
+            PipeKind::BarrierLockstep,
+        ),
     ];
     let mut pv: Vec<Vec<f64>> = vec![Vec::new(); 3];
     for round in 0..o.rounds {

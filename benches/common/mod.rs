@@ -14,6 +14,7 @@
 // Each bench binary uses a different part of this module.
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod peers;
 pub mod workloads;
 
@@ -35,12 +36,12 @@ pub trait Kind: Send + Sync + 'static {
 }
 
 /// `syncthreads::Barrier::arrive_and_wait`.
-pub struct Mb(pub syncthreads::Barrier);
+pub struct Plain(pub syncthreads::Barrier);
 
-impl Kind for Mb {
+impl Kind for Plain {
     type Local = ();
     fn new(n: usize) -> Self {
-        Mb(syncthreads::Barrier::new(n))
+        Plain(syncthreads::Barrier::new(n))
     }
     fn locals(&self, n: usize) -> Vec<()> {
         vec![(); n]
@@ -52,12 +53,12 @@ impl Kind for Mb {
 }
 
 /// `syncthreads::Barrier`, split: `arrive` then `wait(token)`.
-pub struct MbSplit(pub syncthreads::Barrier);
+pub struct SplitBarrier(pub syncthreads::Barrier);
 
-impl Kind for MbSplit {
+impl Kind for SplitBarrier {
     type Local = ();
     fn new(n: usize) -> Self {
-        MbSplit(syncthreads::Barrier::new(n))
+        SplitBarrier(syncthreads::Barrier::new(n))
     }
     fn locals(&self, n: usize) -> Vec<()> {
         vec![(); n]

@@ -57,9 +57,9 @@ pub struct Fuzzy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FuzzyMode {
     /// barrier: dependent + independent work, then `arrive_and_wait`.
-    MbJoined,
+    BarrierJoined,
     /// barrier: dependent work, `arrive`, independent work, `wait`.
-    MbSplit,
+    BarrierSplit,
     /// std::sync::Barrier: dependent + independent work, then `wait`.
     StdJoined,
 }
@@ -92,13 +92,13 @@ impl Fuzzy {
     /// (thread 0's loop, after a common start).
     pub fn run(&self, n: usize, phases: u64, mode: FuzzyMode) -> Duration {
         work_per_us();
-        let mb = syncthreads::Barrier::new(n);
+        let bar = syncthreads::Barrier::new(n);
         let sb = std::sync::Barrier::new(n);
         let start = std::sync::Barrier::new(n);
         let elapsed = AtomicU64::new(0);
         std::thread::scope(|s| {
             for i in 0..n {
-                let (mb, sb, start, elapsed) = (&mb, &sb, &start, &elapsed);
+                let (bar, sb, start, elapsed) = (&bar, &sb, &start, &elapsed);
                 s.spawn(move || {
                     start.wait();
                     let t0 = Instant::now();
@@ -110,14 +110,14 @@ impl Fuzzy {
                         };
                         work_ns(dep);
                         match mode {
-                            FuzzyMode::MbSplit => {
-                                let token = mb.arrive();
+                            FuzzyMode::BarrierSplit => {
+                                let token = bar.arrive();
                                 work_ns(self.indep_ns);
-                                mb.wait(token);
+                                bar.wait(token);
                             }
-                            FuzzyMode::MbJoined => {
+                            FuzzyMode::BarrierJoined => {
                                 work_ns(self.indep_ns);
-                                mb.arrive_and_wait();
+                                bar.arrive_and_wait();
                             }
                             FuzzyMode::StdJoined => {
                                 work_ns(self.indep_ns);
@@ -146,7 +146,7 @@ pub fn hidden_share(joined_ns: f64, split_ns: f64, ideal_ns: f64) -> f64 {
 /// Which barrier the wake-latency probe parks on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WakeKind {
-    Mb,
+    Barrier,
     Std,
 }
 
@@ -156,22 +156,22 @@ pub enum WakeKind {
 /// (samples where a waiter was late and did not wait at all are dropped).
 pub fn wake_latency(kind: WakeKind, waiters: usize, samples: usize, sleep: Duration) -> Vec<f64> {
     let n = waiters + 1;
-    let mb = syncthreads::Barrier::new(n);
+    let bar = syncthreads::Barrier::new(n);
     let sb = std::sync::Barrier::new(n);
     let base = Instant::now();
     let stamp = AtomicU64::new(0);
     let out = std::sync::Mutex::new(Vec::with_capacity(samples * waiters));
     std::thread::scope(|s| {
         for _ in 0..waiters {
-            let (mb, sb, stamp, out) = (&mb, &sb, &stamp, &out);
+            let (bar, sb, stamp, out) = (&bar, &sb, &stamp, &out);
             s.spawn(move || {
                 let mut mine = Vec::with_capacity(samples);
                 for _ in 0..samples {
                     let waited = match kind {
-                        WakeKind::Mb => {
-                            let token = mb.arrive();
-                            let waited = !mb.try_wait(&token);
-                            mb.wait(token);
+                        WakeKind::Barrier => {
+                            let token = bar.arrive();
+                            let waited = !bar.try_wait(&token);
+                            bar.wait(token);
                             waited
                         }
                         WakeKind::Std => !sb.wait().is_leader(),
@@ -190,7 +190,7 @@ pub fn wake_latency(kind: WakeKind, waiters: usize, samples: usize, sleep: Durat
             std::thread::sleep(sleep);
             stamp.store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
             match kind {
-                WakeKind::Mb => mb.wait(mb.arrive()),
+                WakeKind::Barrier => bar.wait(bar.arrive()),
                 WakeKind::Std => {
                     sb.wait();
                 }
@@ -210,12 +210,12 @@ pub const ITEM_WORDS: usize = 256;
 pub enum PipeKind {
     /// barrier `full[2]` / `empty[2]` (expected 1 each) with parity waits:
     /// the producer runs up to two items ahead.
-    MbParity,
+    BarrierParity,
     /// Lockstep with `std::sync::Barrier(2)`: the producer fills one buffer
     /// while the consumer drains the other, then both `wait`.
     StdLockstep,
     /// The same lockstep with `syncthreads::Barrier::arrive_and_wait`.
-    MbLockstep,
+    BarrierLockstep,
 }
 
 /// Moves `items` items of [`ITEM_WORDS`] words from a producer to a consumer
@@ -263,7 +263,7 @@ pub fn pipeline(kind: PipeKind, items: u64) -> Duration {
     std::thread::scope(|s| {
         let consumer = s.spawn(|| {
             start.wait();
-            if kind == PipeKind::MbParity {
+            if kind == PipeKind::BarrierParity {
                 for i in 0..items {
                     let slot = (i & 1) as usize;
                     // Item i is phase i / 2 of full[slot].
@@ -283,7 +283,7 @@ pub fn pipeline(kind: PipeKind, items: u64) -> Duration {
         });
         start.wait();
         let t0 = Instant::now();
-        if kind == PipeKind::MbParity {
+        if kind == PipeKind::BarrierParity {
             for i in 0..items {
                 let slot = (i & 1) as usize;
                 if i >= 2 {

@@ -5,6 +5,9 @@
 //! its range, then the usage, to stderr (exit status 2). The ranges, and a
 //! bound on the product of the counts that set a run's work
 //! ([`Cli::at_most`]), keep every run finite, short and its memory bounded.
+//! Parsed with `lexopt` (a dev-dependency); an example with flags of its
+//! own (`heat`) reads them with the same parser, [`number_in`] and
+//! [`flag_text`].
 
 // Each example compiles this module on its own and uses only part of it.
 #![allow(dead_code)]
@@ -78,25 +81,36 @@ impl<const N: usize> Cli<N> {
     /// Reads the counts (module docs).
     pub fn parse(&self) -> [usize; N] {
         end_quietly_when_stdout_closes();
-        let args: Vec<String> = std::env::args().skip(1).collect();
-        if args.iter().any(|a| a == "--help" || a == "-h") {
-            println!("{}", self.usage());
-            exit(0);
-        }
+        let mut parser = lexopt::Parser::from_env();
         let mut values = self.counts.each_ref().map(|c| c.default);
-        for (i, arg) in args.iter().enumerate() {
-            if arg.starts_with('-') && arg.parse::<i64>().is_err() {
-                self.bad(&format!(
-                    "unknown flag {arg:?} (this example takes only counts)"
-                ));
-            }
-            let Some(c) = self.counts.get(i) else {
+        let mut given = 0;
+        while let Some(arg) = parser.next().unwrap_or_else(|e| self.bad(&e.to_string())) {
+            let arg = match arg {
+                lexopt::Arg::Short('h') | lexopt::Arg::Long("help") => {
+                    println!("{}", self.usage());
+                    exit(0)
+                }
+                lexopt::Arg::Value(value) => value.to_string_lossy().into_owned(),
+                // What `cargo bench` passes, for a bench that uses this module.
+                lexopt::Arg::Long("bench") => continue,
+                flag => self.bad(&match N {
+                    0 => format!(
+                        "unknown flag {:?} (this example takes no arguments)",
+                        flag_text(&flag)
+                    ),
+                    _ => format!(
+                        "unknown flag {:?} (this example takes only counts)",
+                        flag_text(&flag)
+                    ),
+                }),
+            };
+            let Some(c) = self.counts.get(given) else {
                 match N {
                     0 => self.bad(&format!("unexpected argument {arg:?}: it takes none")),
                     _ => self.bad(&format!("unexpected argument {arg:?}: at most {N} counts")),
                 }
             };
-            values[i] = match arg.parse::<usize>() {
+            values[given] = match arg.parse::<usize>() {
                 Ok(v) if c.range.contains(&v) => v,
                 _ => self.bad(&format!(
                     "{} must be a number in {}..={}, not {arg:?}",
@@ -105,8 +119,38 @@ impl<const N: usize> Cli<N> {
                     c.range.end()
                 )),
             };
+            given += 1;
         }
         values
+    }
+}
+
+/// A flag as the user typed it: `--name` or `-n`.
+pub fn flag_text(arg: &lexopt::Arg<'_>) -> String {
+    match arg {
+        lexopt::Arg::Long(name) => format!("--{name}"),
+        lexopt::Arg::Short(c) => format!("-{c}"),
+        lexopt::Arg::Value(value) => value.to_string_lossy().into_owned(),
+    }
+}
+
+/// For an example with flags (`heat`): the value of the flag `name` just
+/// read, a number in `range`; a missing or bad value is `bad`'s usage error.
+pub fn number_in(
+    parser: &mut lexopt::Parser,
+    name: &str,
+    range: RangeInclusive<usize>,
+    bad: fn(String) -> !,
+) -> usize {
+    let text = match parser.value() {
+        Ok(text) => text.to_string_lossy().into_owned(),
+        Err(_) => bad(format!("{name} needs a number in {range:?}")),
+    };
+    match text.parse::<usize>() {
+        Ok(v) if range.contains(&v) => v,
+        _ => bad(format!(
+            "{name} must be a number in {range:?}, not {text:?}"
+        )),
     }
 }
 

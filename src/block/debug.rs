@@ -76,7 +76,21 @@ pub(super) unsafe fn describe_block(
     let block = unsafe { &*(ptr as *const BlockBarrier) };
     crate::diagnostics::Described {
         kind: "BlockBarrier",
-        debug: format!("{block:?}"),
+        // As its `Debug`, without the inner word's pending count, which
+        // beside `arrived` would contradict it (`Team::report_line`).
+        debug: {
+            struct Line<'a>(&'a BlockBarrier);
+            impl fmt::Debug for Line<'_> {
+                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    let mut d = f.debug_struct("BlockBarrier");
+                    self.0.debug_progress(&mut d);
+                    d.field("threads", &self.0.threads);
+                    self.0.team.debug_word(&mut d);
+                    d.finish()
+                }
+            }
+            format!("{:?}", Line(block))
+        },
         // Relaxed: as in `seat`. The stall's phase, as for a `Team`.
         missing: (block.mode.load(Ordering::Relaxed) == SEATS)
             .then(|| block.team.missing_in_phase(phase)),

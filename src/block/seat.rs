@@ -199,7 +199,7 @@ impl<'a> BlockSeat<'a> {
 // it at worst unset, and the next counting sync stores the flag again.
 impl std::panic::RefUnwindSafe for BlockSeat<'_> {}
 impl std::panic::UnwindSafe for BlockSeat<'_> {}
-static_assertions::assert_impl_all!(BlockSeat<'static>: Send, std::panic::RefUnwindSafe);
+crate::assert::assert_impl_all!(BlockSeat<'static>: Send, std::panic::RefUnwindSafe);
 
 impl Drop for BlockSeat<'_> {
     /// Leaves the block (the seat's own drop: poisons if unwinding), after

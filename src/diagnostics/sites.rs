@@ -64,7 +64,7 @@ impl Kind {
 }
 
 // The kind lives in the two low bits of a `&'static Location`'s address.
-static_assertions::const_assert!(std::mem::align_of::<Location<'static>>() >= 4);
+crate::assert::const_assert!(std::mem::align_of::<Location<'static>>() >= 4);
 
 /// One sync: where, which, and by which rank (if known).
 #[derive(Clone, Copy)]

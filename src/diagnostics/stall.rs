@@ -100,6 +100,8 @@ pub struct Waiter {
     thread: Option<String>,
     /// Whether `name` is a name given to the thread (quoted in the report).
     named: bool,
+    /// The rank or lane in `name`, by which the report lists the waiter.
+    number: Option<usize>,
     location: &'static Location<'static>,
     waited: Duration,
 }
@@ -322,7 +324,8 @@ impl Waiter {
 }
 
 impl fmt::Display for Stall {
-    /// The report: a headline, then the barrier, each waiter and the
+    /// The report: a headline, then the barrier, each waiter (ranks and
+    /// lanes ascending, then the others, the longest waiting first) and the
     /// missing ranks on lines of their own, indented.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -348,7 +351,10 @@ impl fmt::Display for Stall {
         } else {
             writeln!(f, "    barrier: {}", self.barrier)?;
         }
-        for (i, w) in self.waiting.iter().enumerate() {
+        let mut listed: Vec<&Waiter> = self.waiting.iter().collect();
+        // Stable: the waiters without a number keep the longest-first order.
+        listed.sort_by_key(|w| w.number.map_or((1, 0), |n| (0, n)));
+        for (i, w) in listed.into_iter().enumerate() {
             let label = if i == 0 { "waiting:" } else { "" };
             // A name the program gave, quoted; a rank, a lane, an id or
             // `task` as is.
@@ -458,19 +464,20 @@ pub(crate) fn collect(older_than: Duration) -> Scan {
                     // (not one the crate gave a `launch` thread).
                     let given =
                         (w.named && !w.name.starts_with("syncthreads-")).then(|| w.name.clone());
-                    let (name, thread) = match w.wait.who {
+                    let (name, thread, number) = match w.wait.who {
                         Some(Who::Rank(r)) => match d.block_threads {
                             // A grid's rank, as its block and thread.
-                            Some(t) => (format!("block {}, thread {}", r / t, r % t), given),
-                            None => (format!("rank {r}"), given),
+                            Some(t) => (format!("block {}, thread {}", r / t, r % t), given, Some(r)),
+                            None => (format!("rank {r}"), given, Some(r)),
                         },
-                        Some(Who::Lane(l)) => (format!("lane {l}"), given),
-                        None => (w.name.clone(), None),
+                        Some(Who::Lane(l)) => (format!("lane {l}"), given, Some(l)),
+                        None => (w.name.clone(), None, None),
                     };
                     Waiter {
                         name,
                         thread,
                         named: w.named && w.wait.who.is_none(),
+                        number,
                         location: w.wait.location,
                         waited: now.saturating_duration_since(w.wait.since),
                     }

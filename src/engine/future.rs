@@ -123,12 +123,12 @@ pub struct ArriveAndWaitFuture<'a, F = ()> {
 }
 
 // The node must stay where the table points: every future is `!Unpin`.
-static_assertions::assert_not_impl_any!(WaitFuture<'static>: Unpin);
-static_assertions::assert_not_impl_any!(ParityWaitFuture<'static>: Unpin);
-static_assertions::assert_not_impl_any!(ArriveAndWaitFuture<'static>: Unpin);
-static_assertions::assert_impl_all!(WaitFuture<'static>: Send, Sync, fmt::Debug);
-static_assertions::assert_impl_all!(ParityWaitFuture<'static>: Send, Sync, fmt::Debug);
-static_assertions::assert_impl_all!(ArriveAndWaitFuture<'static>: Send, Sync, fmt::Debug);
+crate::assert::assert_not_impl_any!(WaitFuture<'static>: Unpin);
+crate::assert::assert_not_impl_any!(ParityWaitFuture<'static>: Unpin);
+crate::assert::assert_not_impl_any!(ArriveAndWaitFuture<'static>: Unpin);
+crate::assert::assert_impl_all!(WaitFuture<'static>: Send, Sync, fmt::Debug);
+crate::assert::assert_impl_all!(ParityWaitFuture<'static>: Send, Sync, fmt::Debug);
+crate::assert::assert_impl_all!(ArriveAndWaitFuture<'static>: Send, Sync, fmt::Debug);
 
 /// After a poll of `engine`'s wait (for `phase`, or its current one):
 /// the future's record for the stall reports.

@@ -158,7 +158,7 @@ shuttle::lazy_static! {
     static ref TABLE: Bucket = Bucket::new();
 }
 
-static_assertions::const_assert!(BUCKETS.is_power_of_two());
+crate::assert::const_assert!(BUCKETS.is_power_of_two());
 
 impl TaskNode {
     /// An unlinked node for the word whose park key is `key`.

@@ -44,6 +44,17 @@ impl<F> Team<F> {
         f.field("arrived", &p.arrived)
             .field("expected", &p.expected);
     }
+
+    /// `phase_parity`, `tx` and `poisoned` of the team's word, for a stall
+    /// report's line of the team and of what is built on it. Not the word's
+    /// own pending count: the tree and the rank table hold arrivals the
+    /// word has not counted yet, so beside `arrived` it would contradict it.
+    pub(crate) fn debug_word(&self, f: &mut fmt::DebugStruct<'_, '_>) {
+        let s = self.engine.word(Ordering::Relaxed);
+        f.field("phase_parity", &s.parity())
+            .field("tx", &s.tx())
+            .field("poisoned", &s.poison().is_some());
+    }
 }
 
 impl<F> fmt::Debug for Team<F> {
@@ -51,7 +62,9 @@ impl<F> fmt::Debug for Team<F> {
     /// the tree's arrivals included), the shape and the barrier's decoded
     /// word, e.g.
     /// `Team { arrived: 3, expected: 16, capacity: 16, fan_in: 4, nodes: 5, barrier: Barrier { phase_parity: false, pending: 16, expected: 16, tx: 0, poisoned: false } }`.
-    /// Never blocks.
+    /// The word's own `pending` counts only the arrivals that have reached
+    /// it (the tree and the rank table hold the others), so a stall report
+    /// shows the team without it. Never blocks.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Team");
         self.debug_progress(&mut d);
@@ -60,6 +73,27 @@ impl<F> fmt::Debug for Team<F> {
             .field("nodes", &self.front.nodes().len())
             .field("barrier", &*self.engine)
             .finish()
+    }
+}
+
+impl<F> Team<F> {
+    /// The team as a stall report shows it: its `Debug` with the word's
+    /// fields that agree with `arrived` beside it, e.g.
+    /// `Team { arrived: 3, expected: 4, phase_parity: false, tx: 0, poisoned: false, capacity: 4, fan_in: 4, nodes: 2 }`.
+    pub(crate) fn report_line(&self) -> String {
+        struct Line<'a, F>(&'a Team<F>);
+        impl<F> fmt::Debug for Line<'_, F> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let mut d = f.debug_struct("Team");
+                self.0.debug_progress(&mut d);
+                self.0.debug_word(&mut d);
+                d.field("capacity", &self.0.capacity)
+                    .field("fan_in", &self.0.fan_in)
+                    .field("nodes", &self.0.front.nodes().len())
+                    .finish()
+            }
+        }
+        format!("{:?}", Line(self))
     }
 }
 
@@ -124,7 +158,7 @@ unsafe fn describe<F: Completion>(
     let team = unsafe { &*(ptr as *const Team<F>) };
     crate::diagnostics::Described {
         kind: "Team",
-        debug: format!("{team:?}"),
+        debug: team.report_line(),
         // The stall's phase, not the current one: once it completes, its
         // woken waiters are still recorded until they return.
         missing: Some(team.missing_in_phase(phase)),

@@ -64,7 +64,7 @@ pub struct Seat<'a, F: Completion = ()> {
 // arrival goes and its rank's entry: nothing that only the benches read (four
 // words on 64-bit targets).
 #[cfg(target_pointer_width = "64")]
-static_assertions::assert_eq_size!(Seat<'static, ()>, [u64; 4]);
+crate::assert::assert_eq_size!(Seat<'static, ()>, [u64; 4]);
 
 // Like a `Barrier`, a seat is safe to use across `catch_unwind`: its
 // operations check before they mutate, and its `Cell` (the phase of its last

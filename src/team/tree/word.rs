@@ -74,8 +74,8 @@ const ROUND_MASK: u64 = (1 << Phase::BITS) - 1;
 pub(in crate::team) const MAX_FAN_IN: usize = 64;
 
 // The fields fit the word and do not overlap, and hold what they count.
-static_assertions::const_assert!(ROUND_SHIFT + Phase::BITS <= 64);
-static_assertions::const_assert_eq!(
+crate::assert::const_assert!(ROUND_SHIFT + Phase::BITS <= 64);
+crate::assert::const_assert_eq!(
     ((SUM_MASK << ARRIVALS_SHIFT)
         | (SUM_MASK << DROPS_SHIFT)
         | (COUNT_MASK << PENDING_SHIFT)
@@ -84,8 +84,8 @@ static_assertions::const_assert_eq!(
         .count_ones(),
     2 * SUM_BITS + 2 * COUNT_BITS + Phase::BITS
 );
-static_assertions::const_assert!(crate::state::MAX as u64 <= SUM_MASK);
-static_assertions::const_assert!(MAX_FAN_IN as u64 <= COUNT_MASK);
+crate::assert::const_assert!(crate::state::MAX as u64 <= SUM_MASK);
+crate::assert::const_assert!(MAX_FAN_IN as u64 <= COUNT_MASK);
 
 /// A decoded node word (module docs).
 #[derive(Clone, Copy, PartialEq, Eq)]
