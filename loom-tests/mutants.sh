@@ -127,14 +127,15 @@ block-seat-leave-does-not-clear	src/block/seat.rs	self.block.clear_two_ahead(sel
 block-leader-does-not-clear	src/block.rs	self.clear_two_ahead(k);	let _ = k;	block
 block-clear-always-skipped	src/block.rs	if counter.load(Ordering::Relaxed) != 0 {	if false && counter.load(Ordering::Relaxed) != 0 {	block
 poisoned-block-seat-clears	src/block/seat.rs	if self.block.team.is_poisoned() {	if false {	block
-launch-panic-does-not-poison	src/launch.rs	barrier.poison();	let _ = barrier;	test:launch
-seat-double-arrival-accepted	src/engine/record.rs	if s.phase() != last {	if s.phase() != last || !s.is_completing() {	team
-early-leave-not-folded	src/team/tree.rs	let op = if sums.arrivals == sums.drops {	let op = if false {	team
+launch-panic-does-not-poison	src/launch.rs	poison();	let _ = poison;	test:launch
+grid-panic-does-not-poison-the-grid	src/launch/grid_job.rs	self.grid.team.poison();	let _ = &self.grid;	test:grid
+seat-double-arrival-accepted	src/engine/front.rs	if s.phase() != last {	if s.phase() != last || !s.is_completing() {	team
+early-leave-not-folded	src/team.rs	let op = if sums.arrivals == sums.drops {	let op = if false {	team
 rearm-blind-store	src/team/tree.rs	if prior.pending() > 1 {	if prior.pending() > 1 { return None; } if true { let (new, sums) = NodeWord(prior.0.wrapping_add(delta)).rearm(); self.word.store(new.0, Ordering::Relaxed); return Some(sums); } if false {	team_rearm
 attach-revives-a-completed-round	src/team/tree/word.rs	if self.is_empty() {	if self.members() == 0 {	team_join
 unlink-clears-queued-relaxed	src/park/tasks.rs	node.queued.store(false, Ordering::Release);	node.queued.store(false, Ordering::Relaxed);	async_drop async_register async_poison async_thread_and_task
 deregister-reads-queued-relaxed	src/park/tasks.rs	if !self.queued.load(Ordering::Acquire) {	if !self.queued.load(Ordering::Relaxed) {	async_drop async_register async_poison async_thread_and_task
-join-trusts-its-first-look	src/team.rs	let Some(rank) = self.lowest_free(wide) else {	let Some(rank) = self.lowest_free(wide) else { panic!("syncthreads: Team::join: no rank free after the first look saw one");	team_join
+join-trusts-its-first-look	src/team.rs	let Some(rank) = self.ranks.lowest_free(wide) else {	let Some(rank) = self.ranks.lowest_free(wide) else { panic!("syncthreads: Team::join: no rank free after the first look saw one");	team_join
 pool-claim-wakes-nobody	src/launch/pool/slot.rs	park::unpark_all(self.key());	let _ = self.key();	launch
 pool-hand-back-wakes-the-slot	src/launch/pool.rs	park::unpark_all(ticket.addr());	park::unpark_all(slot.key());	launch
 pool-reuse-plain-store	src/launch/pool/slot.rs	let prior = self.word.swap(ticket, Ordering::Release);	let prior = exited(); self.word.store(ticket, Ordering::Relaxed);	launch
