@@ -16,6 +16,9 @@
 //!
 //! Run: `cargo bench --bench grid -- [--passes 5] [--batches 7] [--episodes 2000] [--quick]`.
 
+#[path = "common/cli.rs"]
+mod cli;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 use syncthreads::{launch, launch_grid, Team};
@@ -26,35 +29,44 @@ struct Opts {
     episodes: usize,
 }
 
+const CLI: cli::Cli = cli::Cli {
+    program: "grid",
+    usage: || {
+        "usage: cargo bench --bench grid -- [--passes 5] [--batches 7] [--episodes 2000] [--quick]\n\
+         --passes: passes over every row; --batches: timed batches per row (the median kept)\n\
+         --episodes: grid syncs per batch; --quick: 1 pass, 3 batches, 200 episodes"
+            .to_owned()
+    },
+};
+
+/// The value of `flag`, a count of at least 1, or a usage error.
+fn count(parser: &mut lexopt::Parser, flag: &str) -> usize {
+    match CLI.number(parser, flag) {
+        0 => CLI.bad(format!("{flag}: at least 1")),
+        n => n,
+    }
+}
+
 fn opts() -> Opts {
     let mut o = Opts {
         passes: 5,
         batches: 7,
         episodes: 2000,
     };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let mut num = |what: &str| -> usize {
-            args.next()
-                .and_then(|v| v.parse().ok())
-                .filter(|&v| v > 0)
-                .unwrap_or_else(|| panic!("{what} needs a positive count"))
-        };
-        match a.as_str() {
-            "--passes" => o.passes = num("--passes"),
-            "--batches" => o.batches = num("--batches"),
-            "--episodes" => o.episodes = num("--episodes"),
-            "--quick" => {
+    let mut parser = cli::parser();
+    while let Some(arg) = CLI.next(&mut parser) {
+        use lexopt::Arg::{Long, Short};
+        match arg {
+            Long("passes") => o.passes = count(&mut parser, "--passes"),
+            Long("batches") => o.batches = count(&mut parser, "--batches"),
+            Long("episodes") => o.episodes = count(&mut parser, "--episodes"),
+            Long("quick") => {
                 o.passes = 1;
                 o.batches = 3;
                 o.episodes = 200;
             }
-            "--bench" => {}
-            "--help" | "-h" => {
-                println!("cargo bench --bench grid -- [--passes 5] [--batches 7] [--episodes 2000] [--quick]");
-                std::process::exit(0);
-            }
-            other => panic!("unknown argument {other:?} (try --help)"),
+            Short('h') | Long("help") => CLI.help(),
+            other => CLI.unexpected(other),
         }
     }
     o

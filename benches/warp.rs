@@ -12,6 +12,9 @@
 //! `--passes` (default 7) passes over every kind; `--scale` (default 1)
 //! multiplies the calls per measurement (each about 10 ms on idle cores).
 
+#[path = "common/cli.rs"]
+mod cli;
+
 use std::hint::black_box;
 use std::time::Instant;
 use syncthreads::{launch, WarpBarrier};
@@ -185,22 +188,37 @@ fn median(xs: &mut [f64]) -> f64 {
     xs[xs.len() / 2]
 }
 
+const CLI: cli::Cli = cli::Cli {
+    program: "warp",
+    usage: || {
+        "usage: cargo bench --bench warp -- [--passes N] [--scale F]\n\
+         --passes: passes over every kind (default 7)\n\
+         --scale: multiplies the calls per measurement (default 1; each about 10 ms on idle cores)"
+            .to_owned()
+    },
+};
+
 fn main() {
     let mut passes = 7usize;
     let mut scale = 1.0f64;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = |what: &str| {
-            args.next()
-                .and_then(|v| v.parse::<f64>().ok())
-                .filter(|v| *v > 0.0)
-                .unwrap_or_else(|| panic!("warp bench: {what} needs a positive number"))
-        };
-        match arg.as_str() {
-            "--passes" => passes = value("--passes") as usize,
-            "--scale" => scale = value("--scale"),
-            "--bench" => {} // cargo bench's own flag
-            other => panic!("warp bench: unknown argument {other:?} (--passes N, --scale F)"),
+    let mut parser = cli::parser();
+    while let Some(arg) = CLI.next(&mut parser) {
+        use lexopt::Arg::{Long, Short};
+        match arg {
+            Long("passes") => {
+                passes = match CLI.number(&mut parser, "--passes") {
+                    0 => CLI.bad("--passes: at least 1"),
+                    n => n,
+                }
+            }
+            Long("scale") => {
+                scale = CLI.number(&mut parser, "--scale");
+                if !(scale > 0.0 && scale.is_finite()) {
+                    CLI.bad(format!("--scale: {scale} is not a positive number"));
+                }
+            }
+            Short('h') | Long("help") => CLI.help(),
+            other => CLI.unexpected(other),
         }
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -136,8 +136,8 @@ fn every_collective_agrees_with_the_recorded_gpu_lane_for_lane() {
 
     let (mut compared, mut undefined, mut own_value) = (0, 0, 0);
     for (k, c) in cases.iter().enumerate() {
-        for lane in 0..LANES {
-            let ours = &results[lane][k];
+        for (lane, lane_results) in results.iter().enumerate() {
+            let ours = &lane_results[k];
             let theirs = &c.out[lane];
             assert_eq!(
                 ours.is_some(),

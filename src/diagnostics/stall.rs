@@ -467,7 +467,9 @@ pub(crate) fn collect(older_than: Duration) -> Scan {
                     let (name, thread, number) = match w.wait.who {
                         Some(Who::Rank(r)) => match d.block_threads {
                             // A grid's rank, as its block and thread.
-                            Some(t) => (format!("block {}, thread {}", r / t, r % t), given, Some(r)),
+                            Some(t) => {
+                                (format!("block {}, thread {}", r / t, r % t), given, Some(r))
+                            }
                             None => (format!("rank {r}"), given, Some(r)),
                         },
                         Some(Who::Lane(l)) => (format!("lane {l}"), given, Some(l)),
