@@ -291,19 +291,28 @@ impl Pool {
     /// except the calling thread itself (a pool thread's thread-local
     /// destructor may drop the last owner of its own pool).
     pub(super) fn shut_down(&self) {
-        let mut threads = Vec::new();
-        for entry in lock(&self.entries).iter_mut() {
-            // Relaxed: the worker reads nothing but the sentinel. No launch
-            // is running (they borrow the pool), so no ticket is lost.
-            if entry.slot.swap(shutdown(), Ordering::Relaxed) == sleeping() {
-                park::unpark_all(entry.slot.key());
-            }
-            threads.extend(entry.thread.take());
-        }
-        threads.append(&mut lock(&self.leavers));
         let me = thread::current().id();
-        for handle in threads {
-            if handle.thread().id() != me {
+        // A thread's thread-local destructors may launch on this pool while
+        // it is joined: such a launch ends before the join returns, but may
+        // have spawned threads, so passes repeat until one finds none.
+        loop {
+            let mut threads = Vec::new();
+            for entry in lock(&self.entries).iter_mut() {
+                // Relaxed: the worker reads nothing but the sentinel. No
+                // launch is running: they borrow the pool, and one made by a
+                // destructor of a thread joined in an earlier pass ended
+                // with that join.
+                if entry.slot.swap(shutdown(), Ordering::Relaxed) == sleeping() {
+                    park::unpark_all(entry.slot.key());
+                }
+                threads.extend(entry.thread.take());
+            }
+            threads.append(&mut lock(&self.leavers));
+            threads.retain(|handle| handle.thread().id() != me);
+            if threads.is_empty() {
+                return;
+            }
+            for handle in threads {
                 let _ = handle.join();
             }
         }
