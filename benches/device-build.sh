@@ -9,6 +9,8 @@
 #   device/anchors       benches/peers/anchors.cpp, the C and C++ peers
 #   device/launch        the bench target benches/launch.rs (a launch's round trip
 #                        beside rayon, std::thread::scope and libgomp's region)
+#   device/grid          the bench target benches/grid.rs (grid.sync() beside a Team)
+#   device/warp          the bench target benches/warp.rs (the warp collectives beside sync)
 #   device/omp_parallel  benches/peers/omp_parallel.cpp, libgomp's parallel
 #                        region, for `device/launch --omp device/omp_parallel`
 #   device/BUILT_FROM    the commit, the features and the build date
@@ -53,6 +55,8 @@ bench() {
 bench bench_table device/bench_table "${features[@]}"
 bench bench_table device/bench_table_diagnostics "${features[@]}" --features diagnostics
 bench launch device/launch "${features[@]}"
+bench grid device/grid
+bench warp device/warp
 RUSTFLAGS="-C target-feature=+crt-static" nice cargo build --quiet --release \
     --target "$target" --example heat
 cp "target/$target/release/examples/heat" device/heat
@@ -73,7 +77,7 @@ nice g++ -O2 -fopenmp -static "$omp_parallel" -o device/omp_parallel 2>device/om
         exit 1
     }
 
-for b in device/bench_table device/bench_table_diagnostics device/heat device/anchors device/launch device/omp_parallel; do
+for b in device/bench_table device/bench_table_diagnostics device/heat device/anchors device/launch device/grid device/warp device/omp_parallel; do
     # ldd says "not a dynamic executable" (static) or "statically linked" (static-pie).
     if ! { ldd "$b" 2>&1 || true; } | grep -Eq 'not a dynamic executable|statically linked'; then
         echo "device-build: $b is dynamically linked" >&2
