@@ -8,7 +8,12 @@
 //!
 //! Run: `cargo bench --bench block` (add `-- --quick` for a fast look).
 
-use criterion::{criterion_group, criterion_main, Criterion};
+// Only its criterion check is used here.
+#[allow(dead_code)]
+#[path = "common/cli.rs"]
+mod cli;
+
+use criterion::{criterion_group, Criterion};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -139,4 +144,8 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+fn main() {
+    cli::criterion_args("block");
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

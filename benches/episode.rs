@@ -13,7 +13,7 @@ mod common;
 
 use common::peers::{Dissemination, SenseSpin};
 use common::{cores, Hurdles, Kind, Plain, Pool, Std};
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
+use criterion::{criterion_group, BenchmarkGroup, Criterion};
 use std::time::Duration;
 
 const THREADS: [usize; 4] = [2, 4, 8, 16];
@@ -70,4 +70,8 @@ criterion_group! {
     config = common::multi_thread_config();
     targets = episode
 }
-criterion_main!(benches);
+fn main() {
+    common::cli::criterion_args("episode");
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -9,7 +9,7 @@
 mod common;
 
 use common::workloads::{Fuzzy, FuzzyMode};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 
 fn fuzzy(c: &mut Criterion) {
     let f = Fuzzy::DEFAULT;
@@ -38,4 +38,8 @@ criterion_group! {
     config = common::multi_thread_config();
     targets = fuzzy
 }
-criterion_main!(benches);
+fn main() {
+    common::cli::criterion_args("fuzzy");
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -8,7 +8,7 @@
 mod common;
 
 use common::workloads::{pipeline, PipeKind};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 
 fn pipe(c: &mut Criterion) {
     let mut g = c.benchmark_group("pipeline");
@@ -29,4 +29,8 @@ criterion_group! {
     config = common::multi_thread_config();
     targets = pipe
 }
-criterion_main!(benches);
+fn main() {
+    common::cli::criterion_args("pipeline");
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -7,7 +7,7 @@
 mod common;
 
 use common::workloads::{single, SINGLE_OPS};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use std::time::Duration;
 
 fn single_thread(c: &mut Criterion) {
@@ -26,4 +26,8 @@ criterion_group! {
         .measurement_time(Duration::from_millis(500));
     targets = single_thread
 }
-criterion_main!(benches);
+fn main() {
+    common::cli::criterion_args("single");
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -9,7 +9,7 @@ mod common;
 
 use common::percentile;
 use common::workloads::{wake_latency, WakeKind};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use std::time::Duration;
 
 const SLEEP: Duration = Duration::from_millis(1);
@@ -55,4 +55,8 @@ criterion_group! {
         .measurement_time(Duration::from_secs(1));
     targets = wake
 }
-criterion_main!(benches);
+fn main() {
+    common::cli::criterion_args("wake");
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -61,3 +61,77 @@ impl Cli {
         self.bad(arg.unexpected())
     }
 }
+
+/// A criterion bench's command line, checked before criterion reads it: an
+/// argument that criterion would refuse prints what is wrong and the usage
+/// to stderr and exits with status 2, as the other bench binaries do
+/// (criterion's own error is one line without the usage). Filters and
+/// every criterion option pass through unchanged.
+// Only the criterion benches call it; the others include this file too.
+#[allow(dead_code)]
+pub fn criterion_args(program: &'static str) {
+    /// Criterion's options that take no value.
+    const FLAGS: &[&str] = &[
+        "-v",
+        "--verbose",
+        "--quiet",
+        "-n",
+        "--noplot",
+        "--discard-baseline",
+        "--list",
+        "--ignored",
+        "--exact",
+        "--quick",
+        "--test",
+        "--bench",
+        "--nocapture",
+        "-h",
+        "--help",
+        "-V",
+        "--version",
+    ];
+    /// Criterion's options that take a value (`--name value` or `--name=value`).
+    const VALUED: &[&str] = &[
+        "-c",
+        "--color",
+        "-s",
+        "--save-baseline",
+        "-b",
+        "--baseline",
+        "--baseline-lenient",
+        "--format",
+        "--profile-time",
+        "--load-baseline",
+        "--sample-size",
+        "--warm-up-time",
+        "--measurement-time",
+        "--nresamples",
+        "--noise-threshold",
+        "--confidence-level",
+        "--significance-level",
+        "--plotting-backend",
+        "--output-format",
+    ];
+    let bad = |why: String| -> ! {
+        eprintln!(
+            "{program}: {why}\nusage: cargo bench --bench {program} -- [FILTER] [criterion's options: --help lists them]"
+        );
+        std::process::exit(2)
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--" {
+            return;
+        }
+        if !arg.starts_with('-') || FLAGS.contains(&arg.as_str()) {
+            continue;
+        }
+        let name = arg.split('=').next().unwrap_or(&arg);
+        if !VALUED.contains(&name) {
+            bad(format!("unknown flag {arg:?}"));
+        }
+        if !arg.contains('=') && args.next().is_none() {
+            bad(format!("{arg} needs a value"));
+        }
+    }
+}
