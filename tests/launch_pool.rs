@@ -4,13 +4,13 @@
 
 mod common;
 
-use common::{panic_message, panic_of, scaled, watchdog};
+use common::{panic_message, panic_of, scaled, watchdog, within};
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::ThreadId;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use syncthreads::{launch, Barrier, Block, Launcher};
 
 /// A kernel that checks the block: a neighbour exchange through `sync` and
@@ -44,18 +44,6 @@ fn os_threads_named(prefix: &str) -> Option<usize> {
             .filter(|n| n.starts_with(prefix))
             .count(),
     )
-}
-
-/// Polls `cond` every millisecond until it holds or `secs` pass.
-fn eventually(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while !cond() {
-        if start.elapsed() > Duration::from_secs(secs) {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    true
 }
 
 #[test]
@@ -271,14 +259,11 @@ fn idle_threads_leave_after_the_keep_alive_and_come_back_on_demand() {
         .keep_alive(Duration::from_millis(50));
     watchdog(60, String::new, || {
         launcher.launch(4, |block| block.sync());
-        assert!(
-            eventually(20, || launcher.live_threads() == 0),
-            "{launcher:?}"
-        );
+        assert!(within(20, || launcher.live_threads() == 0), "{launcher:?}");
         if !cfg!(miri) {
             // The OS threads are gone too, not just marked.
             assert!(
-                eventually(20, || os_threads_named("lp-keep") == Some(0))
+                within(20, || os_threads_named("lp-keep") == Some(0))
                     || os_threads_named("lp-keep").is_none()
             );
         }
@@ -325,7 +310,7 @@ fn dropping_a_launcher_joins_its_threads() {
             // threads of the process exit (the other tests'): look again
             // until all four show.
             assert!(
-                eventually(20, || os_threads_named("lp-drop") == Some(4)),
+                within(20, || os_threads_named("lp-drop") == Some(4)),
                 "{:?}",
                 os_thread_names()
             );

@@ -7,25 +7,13 @@
 
 mod common;
 
-use common::{panic_message, panic_of, watchdog};
+use common::{panic_message, panic_of, watchdog, within};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 use syncthreads::{launch, Launcher};
-
-/// Polls `cond` every millisecond until it holds or `secs` pass.
-fn eventually(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while !cond() {
-        if start.elapsed() > Duration::from_secs(secs) {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    true
-}
 
 #[test]
 fn a_keep_alive_of_duration_max_keeps_idle_threads_for_the_next_launch() {
@@ -55,10 +43,7 @@ fn tiny_and_zero_keep_alives_work() {
             for _ in 0..20 {
                 assert_eq!(launcher.launch(3, |b| b.sync_count(true)), [3; 3]);
             }
-            assert!(
-                eventually(20, || launcher.live_threads() == 0),
-                "{launcher:?}"
-            );
+            assert!(within(20, || launcher.live_threads() == 0), "{launcher:?}");
         });
     }
 }

@@ -14,20 +14,7 @@ use syncthreads::{Block, Launcher};
 
 #[path = "common/shuttle.rs"]
 mod schedules;
-use schedules::check;
-
-/// Stays silent for the panics the tests provoke (`boom`).
-fn quiet() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if info.payload().downcast_ref::<&str>() != Some(&"boom") {
-                default(info);
-            }
-        }));
-    });
-}
+use schedules::{check, quiet};
 
 /// Each grid thread adds 1 to its block's counter and to the grid's, syncs
 /// (its block, then the grid, alternating `sync` and the split form by

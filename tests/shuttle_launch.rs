@@ -12,20 +12,7 @@ use syncthreads::Launcher;
 
 #[path = "common/shuttle.rs"]
 mod schedules;
-use schedules::check;
-
-/// Stays silent for the panics the tests provoke (`boom`).
-fn quiet() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if info.payload().downcast_ref::<&str>() != Some(&"boom") {
-                default(info);
-            }
-        }));
-    });
-}
+use schedules::{check, quiet};
 
 /// A kernel with two syncs and a count that every rank must agree on.
 fn counted(launcher: &Launcher, threads: usize, round: usize) {

@@ -98,6 +98,19 @@ pub fn phase_loop(
 /// must let another thread reach a point (a wait, a stall record) before it
 /// goes on. Panics naming `what` if that takes more than 20 s.
 #[track_caller]
+/// Polls `cond` every millisecond until it holds (true) or `secs` pass
+/// (false), for a caller that asserts with its own message.
+pub fn within(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while !cond() {
+        if start.elapsed() > Duration::from_secs(secs) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    true
+}
+
 pub fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     let start = std::time::Instant::now();
     while !done() {
