@@ -16,6 +16,16 @@
 //! - `omp`: libgomp's `#pragma omp parallel` with one `omp barrier`, when
 //!   `--omp PATH` names the compiled `omp_parallel` peer (it is run as a child
 //!   process per `T`: `PATH T ITERS`, printing `omp_parallel T NS`);
+//! - `llvm`: the same source linked against LLVM's OpenMP runtime
+//!   (`--omp-llvm PATH`, see benches/peers/omp_parallel.cpp);
+//! - `threadteam`: a section of threadteam's reserved team (its members stay
+//!   awake between sections) with one `Participant::barrier()`, inside one
+//!   held team scope: the Rust peer of a launch per step;
+//! - `launch loop` / `tt loop`: per sync, a launch whose kernel makes 64
+//!   `block.sync()`, against a threadteam section making 64 barriers;
+//! - `idle 1ms` / `idle 300ms` (largest `T` only): one `launch(T, sync)`
+//!   after the pool sat idle that long, against a threadteam section after
+//!   the same gap; p50 and p99 of `--idle-samples` gaps;
 //! - `heat step` / `heat long`: a 5-point stencil on a 64 x 1024 grid, one
 //!   launch per time step against one launch whose kernel loops the steps;
 //! - `over 64`: 64-thread launches (more block threads than cores);
@@ -26,7 +36,8 @@
 //! pass prints its ratios (launch/omp, rayon/launch, step/long).
 //!
 //! Run: `cargo bench --bench launch [--features bench] -- --threads 2,4,8,16 --passes 3
-//! [--omp target/omp_parallel] [--batches 15] [--quick]`.
+//! [--omp target/omp_parallel] [--omp-llvm PATH] [--batches 15] [--quick]
+//! [--only launch,threadteam,loop,idle,...]`.
 
 #[path = "common/cli.rs"]
 mod cli;
@@ -44,16 +55,48 @@ struct Opts {
     /// Aim of one batch's length.
     batch: Duration,
     omp: Option<String>,
+    omp_llvm: Option<String>,
+    /// Row groups to run; empty: all.
+    only: Vec<String>,
+    idle_samples: usize,
 }
+
+impl Opts {
+    fn wants(&self, group: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|g| g == group)
+    }
+}
+
+/// The row groups `--only` takes.
+const GROUPS: &[&str] = &[
+    "launch",
+    "results",
+    "empty",
+    "pool",
+    "cold",
+    "scope",
+    "rayon",
+    "omp",
+    "threadteam",
+    "loop",
+    "heat",
+    "idle",
+    "over",
+];
 
 const CLI: cli::Cli = cli::Cli {
     program: "launch",
     usage: || {
         "usage: cargo bench --bench launch [--features bench] -- [--threads 2,4,8,16] [--passes 3]\n\
-         \x20                [--batches 15] [--omp PATH] [--quick]\n\
+         \x20                [--batches 15] [--omp PATH] [--omp-llvm PATH] [--only GROUPS]\n\
+         \x20                [--idle-samples 40] [--quick]\n\
          --threads: block sizes, comma-separated, each in 1..=1024\n\
          --passes: passes over every row (default 3); --batches: timed batches per row (default 15)\n\
          --omp PATH: the compiled benches/peers/omp_parallel.cpp, run beside each size\n\
+         --omp-llvm PATH: the same source linked against LLVM's libomp\n\
+         --only: row groups, comma-separated, of launch, results, empty, pool, cold, scope,\n\
+         \x20       rayon, omp, threadteam, loop, heat, idle, over (default all)\n\
+         --idle-samples: gaps per idle row (default 40)\n\
          --quick: 5 short batches per row"
             .to_owned()
     },
@@ -66,6 +109,9 @@ fn opts() -> Opts {
         batches: 15,
         batch: Duration::from_millis(20),
         omp: None,
+        omp_llvm: None,
+        only: Vec::new(),
+        idle_samples: 40,
     };
     let mut parser = cli::parser();
     while let Some(arg) = CLI.next(&mut parser) {
@@ -84,6 +130,15 @@ fn opts() -> Opts {
             Long("passes") => o.passes = CLI.number(&mut parser, "--passes"),
             Long("batches") => o.batches = CLI.number(&mut parser, "--batches"),
             Long("omp") => o.omp = Some(CLI.text(&mut parser, "--omp")),
+            Long("omp-llvm") => o.omp_llvm = Some(CLI.text(&mut parser, "--omp-llvm")),
+            Long("idle-samples") => o.idle_samples = CLI.number(&mut parser, "--idle-samples"),
+            Long("only") => {
+                let list = CLI.text(&mut parser, "--only");
+                o.only = list.split(',').map(str::to_owned).collect();
+                if let Some(bad) = o.only.iter().find(|g| !GROUPS.contains(&g.as_str())) {
+                    CLI.bad(format!("--only: no row group {bad:?}"));
+                }
+            }
             Long("quick") => {
                 o.batches = 5;
                 o.batch = Duration::from_millis(5);
@@ -92,8 +147,8 @@ fn opts() -> Opts {
             other => CLI.unexpected(other),
         }
     }
-    if o.passes == 0 || o.batches == 0 {
-        CLI.bad("--passes and --batches: at least 1");
+    if o.passes == 0 || o.batches == 0 || o.idle_samples == 0 {
+        CLI.bad("--passes, --batches and --idle-samples: at least 1");
     }
     o
 }
@@ -229,7 +284,7 @@ fn rayon_round_trip(o: &Opts, pool: &rayon::ThreadPool, t: usize) -> Vec<f64> {
     })
 }
 
-/// libgomp's parallel region, from the compiled peer: one median.
+/// An OpenMP parallel region, from the compiled peer: one median.
 fn omp_round_trip(path: &str, t: usize) -> Option<f64> {
     let out = std::process::Command::new(path)
         .args([t.to_string(), "2000".to_owned()])
@@ -237,6 +292,96 @@ fn omp_round_trip(path: &str, t: usize) -> Option<f64> {
         .ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
     text.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// Syncs per launch (and barriers per section) of the loop rows.
+const LOOP: usize = 64;
+
+/// `launch(T, |b| 64 x b.sync())`, per sync.
+fn launch_loop(o: &Opts, t: usize) -> Vec<f64> {
+    let mut v = measure(o, |n| {
+        let start = Instant::now();
+        for _ in 0..n {
+            launch(t, |b| {
+                for _ in 0..LOOP {
+                    b.sync();
+                }
+            });
+        }
+        start.elapsed()
+    });
+    v.iter_mut().for_each(|x| *x /= LOOP as f64);
+    v
+}
+
+/// A threadteam team of `T` (the caller and `T - 1` reserved members).
+fn threadteam_team(t: usize) -> threadteam::Team {
+    threadteam::Pool::builder()
+        .threads(t)
+        .acquire_timeout(Duration::from_secs(10))
+        .build()
+        .expect("a threadteam pool")
+        .into_team(t)
+        .expect("an idle threadteam pool")
+}
+
+/// Runs `body` with a held scope of `team`: its sections are what is timed.
+fn in_team<R>(
+    team: &threadteam::Team,
+    t: usize,
+    body: impl FnOnce(&mut threadteam::TeamExec<'_>) -> R,
+) -> R {
+    let mut exec = team.exec(t);
+    exec.team(|mut scope| body(&mut scope))
+        .expect("the team's members")
+}
+
+/// A threadteam section with `barriers` barriers, per section, on a team
+/// of its own (dropped after, so that its members spin beside no other row).
+fn threadteam_sections(o: &Opts, t: usize, barriers: usize) -> Vec<f64> {
+    let team = threadteam_team(t);
+    in_team(&team, t, |scope| {
+        assert_eq!(scope.size().get(), t, "threadteam clamped the team");
+        measure(o, |n| {
+            let start = Instant::now();
+            for _ in 0..n {
+                scope.reborrow().run_with(|p| {
+                    for _ in 0..barriers {
+                        p.barrier().expect("no participant panics");
+                    }
+                });
+            }
+            start.elapsed()
+        })
+    })
+}
+
+/// One launch (or one threadteam section) after each of `samples` idle
+/// gaps of `gap`: sorted times in ns.
+fn after_idle(samples: usize, gap: Duration, mut op: impl FnMut()) -> Vec<f64> {
+    op();
+    let mut v: Vec<f64> = (0..samples)
+        .map(|_| {
+            std::thread::sleep(gap);
+            let start = Instant::now();
+            op();
+            start.elapsed().as_nanos() as f64
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+fn idle_row(name: &str, t: usize, v: &[f64]) -> (f64, f64) {
+    let p50 = v[v.len() / 2];
+    let p99 = v[(v.len() * 99 / 100).min(v.len() - 1)];
+    println!(
+        "  {name:<12} T={t:<3} p50 {:>9} µs   p99 {:>9} µs   max {} µs",
+        us(p50),
+        us(p99),
+        us(v[v.len() - 1])
+    );
+    (p50, p99)
 }
 
 const ROWS: usize = 64;
@@ -342,35 +487,118 @@ fn main() {
         })
         .collect();
     let grid = Grid::new();
+    let ratio = |name: &str, a: Option<f64>, b: Option<f64>| {
+        if let (Some(a), Some(b)) = (a, b) {
+            print!("  {name} {:.3}", a / b);
+        }
+    };
     for pass in 1..=o.passes {
         println!("pass {pass}");
         for (&t, pool) in o.threads.iter().zip(&pools) {
-            let l = row("launch", t, &launch_round_trip(&o, t));
-            row("results", t, &results_round_trip(&o, t));
-            row("empty", t, &empty_round_trip(&o, t));
+            let l = o
+                .wants("launch")
+                .then(|| row("launch", t, &launch_round_trip(&o, t)));
+            if o.wants("results") {
+                row("results", t, &results_round_trip(&o, t));
+            }
+            if o.wants("empty") {
+                row("empty", t, &empty_round_trip(&o, t));
+            }
             #[cfg(feature = "bench")]
-            row("pool", t, &pool_round_trip(&o, t));
-            row("cold", t, &cold_round_trip(&o, t));
-            let s = row("scope", t, &scope_round_trip(&o, t));
-            let r = row("rayon", t, &rayon_round_trip(&o, pool, t));
-            let omp = o.omp.as_deref().and_then(|p| omp_round_trip(p, t));
-            if let Some(omp) = omp {
-                println!("  {:<12} T={t:<3} median {:>9} µs", "omp", us(omp));
+            if o.wants("pool") {
+                row("pool", t, &pool_round_trip(&o, t));
             }
-            let hs = row("heat step", t, &heat_per_step(&o, t, &grid));
-            let hl = row("heat long", t, &heat_long(&o, t, &grid));
-            print!(
-                "  ratios T={t}: launch/scope {:.3}  rayon/launch {:.1}x  heat step/long {:.3}",
-                l / s,
-                r / l,
-                hs / hl
-            );
-            if let Some(omp) = omp {
-                print!("  launch/omp {:.3}", l / omp);
+            if o.wants("cold") {
+                row("cold", t, &cold_round_trip(&o, t));
             }
+            let s = o
+                .wants("scope")
+                .then(|| row("scope", t, &scope_round_trip(&o, t)));
+            let r = o
+                .wants("rayon")
+                .then(|| row("rayon", t, &rayon_round_trip(&o, pool, t)));
+            let omp_row = |name: &str, path: &Option<String>| {
+                let v = path
+                    .as_deref()
+                    .filter(|_| o.wants("omp"))
+                    .and_then(|p| omp_round_trip(p, t));
+                if let Some(v) = v {
+                    println!("  {name:<12} T={t:<3} median {:>9} µs", us(v));
+                }
+                v
+            };
+            let omp = omp_row("omp", &o.omp);
+            let llvm = omp_row("llvm", &o.omp_llvm);
+            let tt = o
+                .wants("threadteam")
+                .then(|| row("threadteam", t, &threadteam_sections(&o, t, 1)));
+            let (ll, tl) = if o.wants("loop") {
+                let ll = row("launch loop", t, &launch_loop(&o, t));
+                let mut v = threadteam_sections(&o, t, LOOP);
+                v.iter_mut().for_each(|x| *x /= LOOP as f64);
+                (Some(ll), Some(row("tt loop", t, &v)))
+            } else {
+                (None, None)
+            };
+            let (hs, hl) = if o.wants("heat") {
+                (
+                    Some(row("heat step", t, &heat_per_step(&o, t, &grid))),
+                    Some(row("heat long", t, &heat_long(&o, t, &grid))),
+                )
+            } else {
+                (None, None)
+            };
+            print!("  ratios T={t}:");
+            ratio("launch/scope", l, s);
+            ratio("rayon/launch", r, l);
+            ratio("launch/omp", l, omp);
+            ratio("launch/llvm", l, llvm);
+            ratio("launch/threadteam", l, tt);
+            ratio("loop launch/tt", ll, tl);
+            ratio("heat step/long", hs, hl);
             println!();
         }
-        row("over 64", 64, &launch_round_trip(&o, 64));
-        row("4 x 16", 16, &concurrent_4x16(&o));
+        if o.wants("idle") {
+            let t = *o.threads.iter().max().expect("a size");
+            for (name, gap) in [
+                ("1ms", Duration::from_millis(1)),
+                ("300ms", Duration::from_millis(300)),
+            ] {
+                let samples = if gap > Duration::from_millis(10) {
+                    o.idle_samples
+                } else {
+                    o.idle_samples * 5
+                };
+                let (lp50, lp99) = idle_row(
+                    &format!("idle {name}"),
+                    t,
+                    &after_idle(samples, gap, || {
+                        black_box(launch(t, |b| b.sync()));
+                    }),
+                );
+                let team = threadteam_team(t);
+                let (tp50, tp99) = in_team(&team, t, |scope| {
+                    idle_row(
+                        &format!("tt idle {name}"),
+                        t,
+                        &after_idle(samples, gap, || {
+                            scope.reborrow().run_with(|p| {
+                                p.barrier().expect("no participant panics");
+                            })
+                        }),
+                    )
+                });
+                println!(
+                    "  ratios idle {name} T={t}: launch p99/p50 {:.2}  launch/tt p50 {:.3} p99 {:.3}",
+                    lp99 / lp50,
+                    lp50 / tp50,
+                    lp99 / tp99
+                );
+            }
+        }
+        if o.wants("over") {
+            row("over 64", 64, &launch_round_trip(&o, 64));
+            row("4 x 16", 16, &concurrent_4x16(&o));
+        }
     }
 }

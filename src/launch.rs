@@ -383,6 +383,16 @@ impl Launcher {
         self
     }
 
+    /// A launcher whose launches never use its crew, each claiming its
+    /// threads one by one: for the models of that path only.
+    #[cfg(any(loom, shuttle))]
+    #[doc(hidden)]
+    #[must_use]
+    pub fn without_crew(mut self) -> Launcher {
+        self.pool.config_mut().crew = false;
+        self
+    }
+
     /// Runs `kernel` on a block of `threads` threads, the caller as rank 0
     /// and this launcher's pool threads as the others: [`launch`], on this
     /// launcher's pool.
@@ -660,4 +670,47 @@ pub fn pool_round_trip(threads: usize) {
     // and it cannot unwind.
     let ran = unsafe { pool::default_pool().run(threads, std::ptr::null(), nop, &|| ()) };
     assert!(ran.is_ok());
+}
+
+#[cfg(all(test, not(any(loom, shuttle, miri))))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The ranks that returned before a spawn failed have their results
+    /// dropped, once each, by the failed launch (on the path that hands
+    /// ranks out one by one: a launch whose crew is taken or disabled).
+    #[test]
+    fn a_failed_launch_drops_the_results_of_the_ranks_that_ran() {
+        #[derive(Debug)]
+        struct Counted<'a>(&'a AtomicUsize);
+        impl Drop for Counted<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let mut pool = Pool::new(Config {
+            crew: false,
+            ..Config::default()
+        });
+        assert_eq!(
+            run_on(&pool, 3, &|b: &Block<'_>| b.sync_count(true)),
+            [3; 3]
+        );
+        // Two idle threads; then no new thread can start.
+        pool.config_mut().stack_size = Some(usize::MAX / 4);
+        let drops = AtomicUsize::new(0);
+        let payload = panic::catch_unwind(AssertUnwindSafe(|| {
+            run_on(&pool, 4, &|_: &Block<'_>| Counted(&drops))
+        }))
+        .expect_err("the spawn of thread 3 fails");
+        let message = pool::panic_text(&*payload);
+        assert!(
+            message.starts_with("syncthreads: launch(4, _): could not spawn thread 3: "),
+            "{message}"
+        );
+        // Ranks 1 and 2 ran on the idle threads and returned; rank 0 never ran.
+        assert_eq!(drops.load(Ordering::Relaxed), 2);
+        pool.shut_down();
+    }
 }

@@ -79,6 +79,14 @@ pub(crate) const SPIN_NANOS: u64 = 10_000;
 /// pays the wake-ups (benches/RESULTS.md, "The wait policy").
 pub(crate) const YIELD_NANOS: u64 = 200_000;
 
+/// How long a pool thread whose launch ended keeps yielding (after its
+/// spin) before it parks: longer than a phase's [`YIELD_NANOS`], so that a
+/// program launching a block every millisecond or so (a launch per time
+/// step, with a little serial work between) finds its threads awake; an
+/// idle pool burns the CPU for this long after a launch, no longer
+/// (benches/RESULTS.md, "Launch").
+pub(crate) const IDLE_YIELD_NANOS: u64 = 2_000_000;
+
 /// A yield slower than this means another thread took a whole time slice:
 /// an unloaded yield returns far sooner, and one beside busy foreign
 /// threads takes a scheduler slice, so that yielding then costs far more
@@ -143,6 +151,12 @@ pub(crate) struct Waiter {
     deadline: Option<Instant>,
     /// The spin and yield stages are behind us.
     spun: bool,
+    /// How long the yield stage lasts, in nanoseconds.
+    yield_nanos: u64,
+    /// Whether the spin stage teaches this thread's spin budget: a wait
+    /// for a phase does; a pool thread's wait for its next launch, which
+    /// usually outlasts any spin, does not.
+    adapts: bool,
     policy: Policy,
     trace: Trace,
     /// This wait for the stall reports, begun once it stops spinning.
@@ -157,10 +171,32 @@ impl Waiter {
             may_spin: sync::MODEL || policy::spins_always(policy) || participants <= cores(),
             deadline,
             spun: false,
+            yield_nanos: YIELD_NANOS,
+            adapts: true,
             policy,
             trace: Trace::new(),
             record: Default::default(),
         }
+    }
+
+    /// A pool thread's wait for its next launch, until `deadline` (its
+    /// keep-alive): it spins as a phase's wait does when its last launch's
+    /// threads all had cores (`spins`), then yields for [`IDLE_YIELD_NANOS`]
+    /// (a launch per time step finds it awake), then parks.
+    pub(crate) fn idle(spins: bool, deadline: Option<Instant>) -> Waiter {
+        let mut waiter = Waiter::new(if spins { 1 } else { u32::MAX }, deadline);
+        waiter.may_spin &= spins || sync::MODEL;
+        waiter.yield_nanos = if spins { IDLE_YIELD_NANOS } else { YIELD_NANOS };
+        waiter.adapts = false;
+        waiter
+    }
+
+    /// A wait that parks at once, until `deadline`: a pool thread that was
+    /// woken for a launch that did not take it goes back to sleep.
+    pub(crate) fn asleep(deadline: Option<Instant>) -> Waiter {
+        let mut waiter = Waiter::new(1, deadline);
+        waiter.spun = true;
+        waiter
     }
 
     /// Describes this wait for the stall reports (recorded if it stops
@@ -188,14 +224,16 @@ impl Waiter {
             self.spun = true;
             if self.may_spin {
                 self.trace.enter(Stage::Spin);
-                if let Some(done) = spin(word, s, self.deadline, &check, self.policy) {
+                if let Some(done) = spin(word, s, self.deadline, &check, self.policy, self.adapts) {
                     self.trace.end(Stage::Spin);
                     return Ok(done);
                 }
             }
             self.record.begin();
             self.trace.enter(Stage::Yield);
-            if let Some(done) = yield_cpu(word, self.deadline, &check, self.policy) {
+            if let Some(done) =
+                yield_cpu(word, self.deadline, &check, self.policy, self.yield_nanos)
+            {
                 self.trace.end(Stage::Yield);
                 return Ok(done);
             }
@@ -282,6 +320,7 @@ fn spin<W: Word, T>(
     deadline: Option<Instant>,
     check: &impl Fn(W::Snapshot) -> Option<T>,
     policy: Policy,
+    adapts: bool,
 ) -> Option<T> {
     if !sync::MODEL && deadline.is_some_and(|d| d < sync::now() + Duration::from_nanos(SPIN_NANOS))
     {
@@ -303,23 +342,29 @@ fn spin<W: Word, T>(
         // Acquire: the RMW that made the word acceptable → the caller's return (orderings.md).
         s = word.load(Ordering::Acquire);
         if let Some(done) = check(s) {
-            policy::spin_ended(policy, budget, true);
+            if adapts {
+                policy::spin_ended(policy, budget, true);
+            }
             return Some(done);
         }
     }
-    policy::spin_ended(policy, budget, false);
+    if adapts {
+        policy::spin_ended(policy, budget, false);
+    }
     None
 }
 
-/// Stage 2: yield the core for about [`YIELD_NANOS`], unless a recent
-/// yield showed that other work competes for the cores (`wait/policy.rs`).
+/// Stage 2: yield the core for about `nanos` ([`YIELD_NANOS`] for a phase),
+/// unless a recent yield showed that other work competes for the cores
+/// (`wait/policy.rs`).
 fn yield_cpu<W: Word, T>(
     word: &W,
     deadline: Option<Instant>,
     check: &impl Fn(W::Snapshot) -> Option<T>,
     policy: Policy,
+    nanos: u64,
 ) -> Option<T> {
-    let mut budget = YieldBudget::start(deadline, policy)?;
+    let mut budget = YieldBudget::start(deadline, policy, nanos)?;
     loop {
         sync::yield_now();
         // Acquire: as in `spin`: an accepted word ends the wait.
@@ -344,12 +389,12 @@ struct YieldBudget {
 
 impl YieldBudget {
     /// `None` if yielding is off.
-    fn start(deadline: Option<Instant>, policy: Policy) -> Option<YieldBudget> {
+    fn start(deadline: Option<Instant>, policy: Policy, nanos: u64) -> Option<YieldBudget> {
         let before = sync::now();
         if !policy::may_yield(policy, before) {
             return None;
         }
-        let until = before + Duration::from_nanos(YIELD_NANOS);
+        let until = before + Duration::from_nanos(nanos);
         Some(YieldBudget {
             policy,
             before,

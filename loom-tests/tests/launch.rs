@@ -1,5 +1,6 @@
-//! `launch` on the pool: the hand-off of a rank to a pool thread and its
-//! return (launch/pool.rs). Under loom a timed park whose deadline the
+//! `launch` on the pool, by the slot path: the hand-off of a rank to a pool
+//! thread through its slot word and its return (launch/pool.rs; the
+//! launchers here have no crew, whose hand-off `crew.rs` models). Under loom a timed park whose deadline the
 //! model clock has passed times out, and one whose deadline lies ahead
 //! sleeps until woken (src/park/model_loom.rs): with a keep-alive of zero a
 //! parked worker leaves at once, so a model races its idle exit against the
@@ -17,9 +18,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 use syncthreads::Launcher;
 
-/// A launcher whose parked threads leave at once.
+/// A launcher whose parked threads leave at once, handing each rank out
+/// through its slot (the crew's hand-off has models of its own: crew.rs).
 fn leaving() -> Launcher {
-    Launcher::new().keep_alive(Duration::ZERO)
+    Launcher::new().keep_alive(Duration::ZERO).without_crew()
 }
 
 /// Rank `r` writes `10 + r` into its cell and reports its thread.
@@ -187,7 +189,7 @@ fn a_launch_claims_and_wakes_a_sleeping_worker() {
             "event:park-sleeps",
         ],
         |reach| {
-            let launcher = Launcher::new().keep_alive(Duration::MAX);
+            let launcher = Launcher::new().keep_alive(Duration::MAX).without_crew();
             let cells = Slots::new(2);
             let first = write_rank(&launcher, &cells);
             assert_eq!(cells.get(1), 11);

@@ -23,7 +23,10 @@ use loom::thread;
 #[cfg(shuttle)]
 use shuttle::thread;
 
+mod crew;
 mod slot;
+
+use crew::Crew;
 
 pub(super) use slot::Ticket;
 use slot::{exited, idle, is_ticket, shutdown, sleeping, Slot, WAITED};
@@ -34,6 +37,9 @@ pub(super) struct Config {
     pub(super) stack_size: Option<usize>,
     pub(super) name_prefix: String,
     pub(super) keep_alive: Duration,
+    /// Whether launches use the crew (`pool/crew.rs`); off only in the
+    /// models and tests of the slot path.
+    pub(super) crew: bool,
 }
 
 /// The default pool's thread names: `syncthreads-1`, `-2`, ... (the OS
@@ -46,6 +52,7 @@ impl Default for Config {
             stack_size: None,
             name_prefix: DEFAULT_NAME_PREFIX.to_owned(),
             keep_alive: super::Launcher::DEFAULT_KEEP_ALIVE,
+            crew: true,
         }
     }
 }
@@ -67,6 +74,8 @@ pub(super) struct Pool {
     /// may launch on this pool (from that very thread) or wait for a later
     /// launch: so no launch joins it; [`Pool::shut_down`] does.
     leavers: Mutex<Vec<thread::JoinHandle<()>>>,
+    /// The threads that stay with the pool's launches (`pool/crew.rs`).
+    crew: Arc<Crew>,
 }
 
 /// A launch that could not start all its ranks: the first rank without a
@@ -110,6 +119,7 @@ impl Pool {
             config,
             entries: Mutex::new(Vec::new()),
             leavers: Mutex::new(Vec::new()),
+            crew: Arc::new(Crew::new()),
         }
     }
 
@@ -141,12 +151,20 @@ impl Pool {
         abort: &dyn Fn(),
     ) -> Result<(), StartFailed> {
         let crowded = Crowd::enter(threads);
+        // SAFETY: the caller's promise.
+        if threads > 1
+            && self.config.crew
+            && unsafe { self.run_on_crew(threads, job, run, crowded.crowded) }
+        {
+            return Ok(());
+        }
         let tickets: Vec<Ticket> = (1..threads)
             .map(|rank| Ticket {
                 job,
                 run,
                 rank,
                 crowded: crowded.crowded,
+                enlists: false,
                 slot: Cell::new(ptr::null()),
             })
             .collect();
@@ -161,7 +179,7 @@ impl Pool {
         // for, and the launch reports it (unwinding past them instead would
         // leave them waiting in the block for ranks that never start).
         let handed = panic::catch_unwind(AssertUnwindSafe(|| {
-            self.claim_or_spawn(&tickets, &mut guard.claimed)
+            self.claim_or_spawn(tickets.len(), |i| &tickets[i], &mut guard.claimed)
         }));
         let failed = handed.unwrap_or_else(|payload| {
             Some(StartFailed {
@@ -183,23 +201,28 @@ impl Pool {
     /// Counts the tickets handed, in order, in `claimed`, each noting its
     /// slot first. A panic here leaves every slot either handed (counted)
     /// or as it was.
-    fn claim_or_spawn(&self, tickets: &[Ticket], claimed: &mut usize) -> Option<StartFailed> {
-        let ticket = |i: usize| ptr::from_ref(&tickets[i]).cast_mut();
+    fn claim_or_spawn<'t>(
+        &self,
+        count: usize,
+        tickets: impl Fn(usize) -> &'t Ticket,
+        claimed: &mut usize,
+    ) -> Option<StartFailed> {
+        let ticket = |i: usize| ptr::from_ref(tickets(i)).cast_mut();
         let mut entries = lock(&self.entries);
         for entry in entries.iter() {
-            if *claimed == tickets.len() {
+            if *claimed == count {
                 return None;
             }
             #[cfg(all(test, not(any(loom, shuttle))))]
             tests::fail_point(*claimed);
             // Noted before the claim, which hands the ticket over.
-            tickets[*claimed].slot.set(Arc::as_ptr(&entry.slot));
+            tickets(*claimed).slot.set(Arc::as_ptr(&entry.slot));
             if entry.slot.claim(ticket(*claimed)) {
                 *claimed += 1;
             }
         }
         let mut reuse = 0;
-        while *claimed < tickets.len() {
+        while *claimed < count {
             #[cfg(all(test, not(any(loom, shuttle))))]
             tests::fail_point(*claimed);
             let next = ticket(*claimed);
@@ -218,12 +241,12 @@ impl Pool {
                     // its thread-local destructors: joined at shut-down.
                     self.retire(old);
                 }
-                tickets[*claimed].slot.set(Arc::as_ptr(&entry.slot));
+                tickets(*claimed).slot.set(Arc::as_ptr(&entry.slot));
                 entry.slot.reuse(next);
                 (reuse, Arc::clone(&entry.slot))
             } else {
                 let slot = Arc::new(Slot::new(next));
-                tickets[*claimed].slot.set(Arc::as_ptr(&slot));
+                tickets(*claimed).slot.set(Arc::as_ptr(&slot));
                 (entries.len(), slot)
             };
             // Until its thread runs, a reused slot holds a ticket nobody
@@ -234,7 +257,7 @@ impl Pool {
                 Ok(handle) => handle,
                 Err(error) => {
                     return Some(StartFailed {
-                        rank: tickets[*claimed].rank,
+                        rank: tickets(*claimed).rank,
                         cause: StartCause::Spawn(error),
                     });
                 }
@@ -292,6 +315,8 @@ impl Pool {
     /// destructor may drop the last owner of its own pool).
     pub(super) fn shut_down(&self) {
         let me = thread::current().id();
+        // The crew's members leave first: their slots hold their service.
+        self.crew.disband();
         // A thread's thread-local destructors may launch on this pool while
         // it is joined: such a launch ends before the join returns, but may
         // have spawned threads, so passes repeat until one finds none.
@@ -416,12 +441,21 @@ fn work(slot: &Slot, keep_alive: Duration) {
         // swap below; its fields are read before that swap.
         let (job, run, rank) = unsafe { ((*ticket).job, (*ticket).run, (*ticket).rank) };
         // SAFETY: as above.
+        let enlists = unsafe { (*ticket).enlists };
+        // SAFETY: as above.
         crowded = unsafe { (*ticket).crowded };
         let abort = AbortOnUnwind;
         // SAFETY: the launch promised (`Pool::run`) that each rank may run
         // on any thread while it waits, and we hold this rank's ticket.
         unsafe { run(job, rank) };
         std::mem::forget(abort);
+        if enlists {
+            // The crew's service ended: its keep-alive passed, or the pool
+            // shuts down. Relaxed: nobody waits for this ticket, and a
+            // launch that reuses the slot reads nothing this thread wrote.
+            slot.swap(exited(), Ordering::Relaxed);
+            return;
+        }
         // Release: publishes the rank's outcome to the launch's Acquire.
         let before = slot.swap(idle(), Ordering::Release);
         if before.addr() & WAITED != 0 {
@@ -561,8 +595,7 @@ struct Crowd {
 
 impl Crowd {
     fn enter(threads: usize) -> Crowd {
-        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-        let cores = *CORES.get_or_init(thread_cores);
+        let cores = crate::wait::cores() as usize;
         // Relaxed: a hint; no data rides on it.
         let running = RUNNING.fetch_add(threads, std::sync::atomic::Ordering::Relaxed) + threads;
         Crowd {
@@ -577,11 +610,6 @@ impl Drop for Crowd {
         // Relaxed: as in `enter`.
         RUNNING.fetch_sub(self.threads, std::sync::atomic::Ordering::Relaxed);
     }
-}
-
-/// The cores this process may run on.
-fn thread_cores() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 /// The default pool, behind the free function `launch`.
@@ -647,7 +675,10 @@ mod tests {
         // minute instead of hanging the suite.
         let (done, finished) = std::sync::mpsc::channel();
         let body = std::thread::spawn(move || {
-            let pool = Pool::new(Config::default());
+            let pool = Pool::new(Config {
+                crew: false,
+                ..Config::default()
+            });
             // Two idle workers.
             // SAFETY: `nop` touches nothing.
             assert!(unsafe { pool.run(3, ptr::null(), nop, &|| ()) }.is_ok());

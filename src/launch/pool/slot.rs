@@ -65,6 +65,9 @@ pub(in crate::launch) struct Ticket {
     /// Whether the machine had more block threads than cores when the
     /// launch began: waiters then give the cores away at once.
     pub(super) crowded: bool,
+    /// Whether the rank is a crew member's service (`pool/crew.rs`): the
+    /// worker then leaves the pool when it ends.
+    pub(super) enlists: bool,
     /// The slot this ticket was handed to, written by the launch before its
     /// claim and never after: the launch's own note of whom to wait for,
     /// which no worker reads.

@@ -1,0 +1,127 @@
+//! `launch` on the pool's crew (launch/pool/crew.rs): the threads that stay
+//! with the pool between launches, a launch handing its ranks out by one
+//! swap of a group's go word and taking them back through its done word.
+//! Each model checks that a rank's writes reach the launching thread (and
+//! the next launch's rank) through those words alone: loom's cells fail
+//! the model on an unordered access, and the post a launch leaves beside
+//! the go word is a loom cell too.
+
+mod common;
+use common::{model_reaching_bounded, Slots};
+use loom::sync::Arc;
+use loom::thread::{self, ThreadId};
+use std::time::Duration;
+use syncthreads::Launcher;
+
+/// Rank `r` writes `10 + r` into its cell and reports its thread.
+fn write_rank(launcher: &Launcher, cells: &Slots) -> Vec<ThreadId> {
+    launcher.launch(2, |block| {
+        cells.set(block.thread_rank(), 10 + block.thread_rank());
+        thread::current().id()
+    })
+}
+
+/// A member whose keep-alive (zero) passes as soon as it has run a rank,
+/// against the next launch. Cases: the member ran both launches (the
+/// launch came before its exit), or it left first and the crew enlisted a
+/// new thread (reusing the leaver's slot, or a new one). Bounded at 2: the
+/// leave needs the launching thread to let the crew go between its
+/// launches and the member to come in exactly there. (A launch finding the
+/// crew held by a leaving member goes by the slots, as one finding it held
+/// by a launch does: the last model.)
+#[test]
+fn a_crew_launch_races_a_members_idle_exit() {
+    model_reaching_bounded(
+        2,
+        &["the member ran both launches", "event:crew-member-left"],
+        |reach| {
+            let launcher = Launcher::new().keep_alive(Duration::ZERO);
+            let cells = Slots::new(2);
+            let first = write_rank(&launcher, &cells);
+            // The member's write, read by the launching thread.
+            assert_eq!(cells.get(1), 11);
+            let second = launcher.launch(2, |block| {
+                let rank = block.thread_rank();
+                // Rank 1 reads what rank 1 wrote last launch, on whichever
+                // thread: ordered through both launches' words.
+                assert_eq!(cells.get(rank), 10 + rank);
+                thread::current().id()
+            });
+            assert_eq!(first[0], second[0]);
+            if first[1] == second[1] {
+                reach.case("the member ran both launches");
+            }
+            drop(launcher); // disbands the crew and joins its threads
+            reach.events();
+        },
+    );
+}
+
+/// A member that never leaves, and two launches. Cases: the second launch
+/// found the member polling, or asleep on its go word (the launch must
+/// wake it: a missing wake leaves it asleep and the launch waiting for it,
+/// a deadlock), and a launch slept in its join until the member's done add
+/// woke it. Capped at 1 preemption: each case needs at most one.
+#[test]
+fn a_crew_launch_wakes_a_sleeping_member_and_is_woken_by_it() {
+    model_reaching_bounded(
+        1,
+        &[
+            "found the member polling",
+            "event:crew-woke-a-sleeping-member",
+            "event:crew-join-slept",
+        ],
+        |reach| {
+            let launcher = Launcher::new().keep_alive(Duration::MAX);
+            let cells = Slots::new(2);
+            let first = write_rank(&launcher, &cells);
+            assert_eq!(cells.get(1), 11);
+            let second = write_rank(&launcher, &cells);
+            assert_eq!(first, second, "the member that never leaves ran rank 1 again");
+            drop(launcher); // wakes the sleeping member and joins it
+            if !reach.events().contains("crew-woke-a-sleeping-member") {
+                reach.case("found the member polling");
+            }
+        },
+    );
+}
+
+/// Two launches at once on one pool: one takes the crew, the other finds
+/// it taken and hands its rank out through a slot; neither waits for the
+/// other. Cases: the second launch found the crew taken, or the launches
+/// came one after the other and both ran on the crew's one member. Capped
+/// at 1 preemption (four threads: two callers, the member and the slot's
+/// worker).
+#[test]
+fn a_launch_that_finds_the_crew_taken_goes_by_the_slots() {
+    model_reaching_bounded(
+        1,
+        &["event:crew-taken", "one after the other, both on the crew"],
+        |reach| {
+            let launcher = Arc::new(Launcher::new().keep_alive(Duration::MAX));
+            let cells = Arc::new(Slots::new(2));
+            // Each launch's rank 1 writes its own cell, read by its caller.
+            let racing = |launcher: &Launcher, cells: &Slots, which: usize| {
+                launcher.launch(2, |block| {
+                    if block.thread_rank() == 1 {
+                        cells.set(which, 1);
+                    }
+                });
+                assert_eq!(cells.get(which), 1);
+            };
+            let other = {
+                let (launcher, cells) = (Arc::clone(&launcher), Arc::clone(&cells));
+                thread::spawn(move || racing(&launcher, &cells, 1))
+            };
+            racing(&launcher, &cells, 0);
+            other.join().unwrap();
+            let taken = reach.events().contains("crew-taken");
+            // The crew's member, and the slot's worker if one launch went
+            // by the slots (a keep-alive that never passes keeps both).
+            assert_eq!(launcher.live_threads(), if taken { 2 } else { 1 });
+            if !taken {
+                reach.case("one after the other, both on the crew");
+            }
+        },
+    );
+}

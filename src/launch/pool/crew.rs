@@ -1,0 +1,580 @@
+//! The pool's crew: pool threads that stay with the pool between launches,
+//! so that a launch hands out its ranks with one store per few threads and
+//! takes them back by reading a few counters, instead of claiming each
+//! thread's slot and waiting on each in turn (LLVM OpenMP's "hot team").
+//!
+//! A launch that finds the crew free (its lock is not held) takes it for
+//! the whole launch: rank `r` runs on member `r - 1`. A launch that finds it
+//! taken (another launch runs, or this is a launch from inside a kernel)
+//! goes the slot way (`pool.rs`), so launches still never wait for each
+//! other. The crew grows when a launch needs more members than it has: the
+//! new members are pool threads (idle ones first, then spawned) handed an
+//! enlisting ticket, whose rank is a member's service until it leaves.
+//!
+//! Members are in groups of [`GROUP`]; each group has two words, each on
+//! its own cache line:
+//!
+//! - **go**: `generation << 8 | command << 1 | PARKED`, with the launch's
+//!   post (job, rank function, size) beside it on the line. A launch writes
+//!   the post, then swaps in a new generation whose command says how many
+//!   of the group's members take part (`Release`: the post and the job were
+//!   written before). The members wait on it through `wait/` (spin, yield,
+//!   park), as a barrier's waiters wait on its word: the swap clears
+//!   `PARKED` and, if it was set, wakes them.
+//! - **done**: a count (`<< 1 | PARKED`) of the ranks this group ran. A
+//!   member that ran a rank adds one (`Release`: its outcome was written
+//!   before); the launch waits until every group it posted to has counted
+//!   its members (`Acquire`). The member touches nothing of the launch
+//!   after its add.
+//!
+//! **The post is read only by the members that take part,** before their
+//! add; the launch writes the next post only after its join has seen every
+//! add. So each write of a post happens after every read of the previous
+//! one (the `Release` adds and the join's `Acquire`), and the members that
+//! do not take part read nothing but the go word.
+//!
+//! **Leaving.** A member whose keep-alive passes without a launch that
+//! takes it leaves the crew, and the crew keeps only the members before it:
+//! a launch takes a prefix of the members, so every later one sat idle at
+//! least as long. It does so under the crew's lock (never waiting for it:
+//! a launch holds it while it runs, and might be waiting for this very
+//! member), and only if its group's go word has not moved since it last
+//! looked: then no launch is under way, and none can start until it lets
+//! go. It tells the leavers with a `LEAVE` command on their groups' words;
+//! the pool's shut-down does the same for every member. A member that
+//! leaves ends its service, and its thread leaves the pool.
+
+use super::slot::Ticket;
+use super::Pool;
+use crate::sync::{AtomicBool, AtomicU64, Ordering, UnsafeCell};
+use crate::wait::{self, Waiter, Word};
+use crossbeam_utils::CachePadded;
+use std::cell::Cell;
+use std::panic::{self, AssertUnwindSafe};
+use std::ptr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Members per go word: a launch's stores are one per group, and a go
+/// word's line is read by this many members when it changes
+/// (benches/RESULTS.md, "Launch").
+pub(super) const GROUP: usize = 4;
+
+/// How long a member whose keep-alive passed while a launch held the crew
+/// sleeps before it tries to leave again, at least: a launch takes about a
+/// microsecond to post, so a member retrying sooner would only spin.
+const RETRY: Duration = Duration::from_millis(1);
+
+/// The waiters' bit of a go or done word.
+const PARKED: u64 = 1;
+/// Where a go word's generation begins.
+const GEN_SHIFT: u32 = 8;
+/// A go word's command: `0 ..= GROUP` members take part in a launch, or,
+/// from `LEAVE` on, the members from index `command - LEAVE` on leave.
+const LEAVE: u64 = 16;
+
+/// A group's go word and the post a launch leaves beside it.
+struct Go {
+    word: AtomicU64,
+    /// Written by the launch holding the crew before its swap of `word`;
+    /// read by the members taking part after their load of it.
+    post: UnsafeCell<Post>,
+}
+
+/// What a member taking part in a launch needs.
+#[derive(Clone, Copy)]
+struct Post {
+    job: *const (),
+    run: unsafe fn(*const (), usize),
+    /// The launch's threads (for the members' next idle wait).
+    threads: usize,
+    crowded: bool,
+}
+
+/// A group's count of the ranks its members ran.
+struct Done {
+    word: AtomicU64,
+}
+
+/// One group's words, each alone on its cache line.
+struct Group {
+    go: CachePadded<Go>,
+    done: CachePadded<Done>,
+}
+
+// SAFETY: `post` is written only by the launch that holds the crew's lock,
+// after its join saw every read of the previous post (module docs), and
+// read only by members between the go word's `Acquire` load and their
+// done add; the rest are atomics.
+unsafe impl Sync for Group {}
+// SAFETY: as above; the post's job pointer is only an address to the
+// thread that writes it.
+unsafe impl Send for Group {}
+
+impl Group {
+    fn new() -> Group {
+        fn nop(_: *const (), _: usize) {}
+        Group {
+            go: CachePadded::new(Go {
+                word: AtomicU64::new(0),
+                post: UnsafeCell::new(Post {
+                    job: ptr::null(),
+                    run: nop,
+                    threads: 1,
+                    crowded: false,
+                }),
+            }),
+            done: CachePadded::new(Done {
+                word: AtomicU64::new(0),
+            }),
+        }
+    }
+}
+
+fn generation(word: u64) -> u64 {
+    word >> GEN_SHIFT
+}
+
+fn command(word: u64) -> u64 {
+    (word >> 1) & ((1 << (GEN_SHIFT - 1)) - 1)
+}
+
+impl Word for Go {
+    type Snapshot = u64;
+
+    fn load(&self, order: Ordering) -> u64 {
+        self.word.load(order)
+    }
+
+    fn parked(s: u64) -> bool {
+        s & PARKED != 0
+    }
+
+    fn mark_parked(&self, s: u64) -> Result<(), u64> {
+        // Relaxed (both): `PARKED` publishes nothing; the waiter re-reads.
+        self.word
+            .compare_exchange(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
+            .map(drop)
+    }
+
+    fn park_key(&self) -> usize {
+        ptr::from_ref(&self.word).addr()
+    }
+}
+
+impl Word for Done {
+    type Snapshot = u64;
+
+    fn load(&self, order: Ordering) -> u64 {
+        self.word.load(order)
+    }
+
+    fn parked(s: u64) -> bool {
+        s & PARKED != 0
+    }
+
+    fn mark_parked(&self, s: u64) -> Result<(), u64> {
+        // Relaxed (both): as `Go`'s.
+        self.word
+            .compare_exchange(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
+            .map(drop)
+    }
+
+    fn park_key(&self) -> usize {
+        ptr::from_ref(&self.word).addr()
+    }
+}
+
+/// The crew: its members and their groups, behind the lock a launch holds
+/// while it runs on them.
+pub(super) struct Crew {
+    /// Whether a thread holds `state` (a launch, a leaving member, the
+    /// shut-down). Only ever tried, never waited for, except by the
+    /// shut-down (which waits for a leaving member: no launch runs then).
+    /// Not a `Mutex`: a mutex's `try_lock` under loom blocks the caller
+    /// while another thread holds it, which would model a launch waiting
+    /// for the member it waits for.
+    held: AtomicBool,
+    state: UnsafeCell<State>,
+}
+
+// SAFETY: `state` is only reached through a `Held` guard, which only the
+// thread that swapped `held` from false to true has (Acquire), until it
+// stores false (Release): one thread at a time, each after the last.
+unsafe impl Sync for Crew {}
+// SAFETY: as above; `State` holds `Arc`s of `Sync` types and numbers.
+unsafe impl Send for Crew {}
+
+// A holder leaves the state consistent at each point a panic can leave it
+// (an enlisting launch catches the panics of its hand-out), as a poisoned
+// lock taken as it is would be.
+impl std::panic::RefUnwindSafe for Crew {}
+
+/// The crew's state, held.
+struct Held<'a> {
+    crew: &'a Crew,
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        // SAFETY: this guard holds the crew (`Crew`'s `Sync`).
+        self.crew.state.with(|state| unsafe { &*state })
+    }
+}
+
+impl std::ops::DerefMut for Held<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        // SAFETY: as `deref`, and the guard is borrowed mutably.
+        self.crew.state.with_mut(|state| unsafe { &mut *state })
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        // Release: this holder's changes → the next holder's Acquire.
+        self.crew.held.store(false, Ordering::Release);
+    }
+}
+
+struct State {
+    /// Member `i` runs rank `i + 1`, in group `i / GROUP`.
+    members: Vec<Arc<Member>>,
+    /// Never shrinks: a group outlives its members (they hold it too).
+    groups: Vec<Arc<Group>>,
+    /// Per group, the ranks its members owe in all launches so far: the
+    /// count its done word reaches when they have all ended.
+    owed: Vec<u64>,
+    /// The last generation written to any go word.
+    generation: u64,
+}
+
+/// One member: its enlisting ticket and what its service needs.
+struct Member {
+    /// The ticket that enlisted this member's thread (its job is this
+    /// member); it lives as long as the member, past the thread's last read.
+    ticket: Ticket,
+    group: Arc<Group>,
+    crew: Arc<Crew>,
+    /// Its place in the crew: it runs rank `index + 1`.
+    index: usize,
+    /// Its group's generation when it enlisted.
+    start: u64,
+    keep_alive: Duration,
+}
+
+// SAFETY: the ticket's `slot` cell is written only by the launch that
+// enlists the member, before the claim that hands the ticket over, and
+// never read by another thread; its job pointer is this member's own
+// address; the rest is `Sync`.
+unsafe impl Sync for Member {}
+// SAFETY: as above.
+unsafe impl Send for Member {}
+
+impl Crew {
+    pub(super) fn new() -> Crew {
+        Crew {
+            held: AtomicBool::new(false),
+            state: UnsafeCell::new(State {
+                members: Vec::new(),
+                groups: Vec::new(),
+                owed: Vec::new(),
+                generation: 0,
+            }),
+        }
+    }
+
+    /// The crew's state, unless another thread holds it.
+    fn try_hold(&self) -> Option<Held<'_>> {
+        // Acquire: the last holder's Release → its changes. Relaxed on
+        // failure: nothing is read.
+        self.held
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .ok()
+            .map(|_| Held { crew: self })
+    }
+
+    /// Tells every member to leave (the pool shuts down). No launch runs
+    /// (they borrow the pool); a member leaving holds the crew briefly.
+    pub(super) fn disband(&self) {
+        loop {
+            if let Some(mut state) = self.try_hold() {
+                state.truncate(0);
+                return;
+            }
+            crate::sync::yield_now();
+        }
+    }
+
+    /// Member `index`'s keep-alive passed with its group's word at
+    /// generation `seen`: leaves the crew with every member after it, if
+    /// no launch holds the crew or came since. False: serve on.
+    fn leave(&self, index: usize, seen: u64) -> bool {
+        let Some(mut state) = self.try_hold() else {
+            return false;
+        };
+        // Relaxed: only whether a launch came matters, under the lock
+        // that launch held; the member re-reads the word with Acquire.
+        if generation(state.groups[index / GROUP].go.word.load(Ordering::Relaxed)) != seen {
+            return false;
+        }
+        crate::sync::model_event("crew-member-left");
+        state.truncate(index);
+        true
+    }
+}
+
+impl State {
+    /// Tells members `from ..` to leave and forgets them.
+    fn truncate(&mut self, from: usize) {
+        let len = self.members.len();
+        for g in from / GROUP..len.div_ceil(GROUP) {
+            let first = if g == from / GROUP { from % GROUP } else { 0 };
+            self.generation += 1;
+            let word = self.generation << GEN_SHIFT | (LEAVE + first as u64) << 1;
+            // Relaxed: a leaver reads nothing else; the word alone tells it.
+            let prior = self.groups[g].go.word.swap(word, Ordering::Relaxed);
+            wait::wake(&*self.groups[g].go, prior);
+        }
+        self.members.truncate(from);
+    }
+
+    /// Runs a launch of `threads` threads on members `0 .. threads - 1`,
+    /// rank 0 on this thread, and returns once every rank ended.
+    ///
+    /// # Safety
+    ///
+    /// As `Pool::run`'s, and the crew has `threads - 1` members.
+    unsafe fn launch(
+        &mut self,
+        threads: usize,
+        job: *const (),
+        run: unsafe fn(*const (), usize),
+        crowded: bool,
+    ) {
+        let members = threads - 1;
+        debug_assert!(self.members.len() >= members);
+        self.generation += 1;
+        let groups = members.div_ceil(GROUP);
+        for g in 0..groups {
+            let taking = (members - g * GROUP).min(GROUP);
+            let group = &self.groups[g];
+            // SAFETY: no member reads this post now: those of the last
+            // launch read it before their done add, which this thread's
+            // join saw (module docs); the others read only the word.
+            group.go.post.with_mut(|post| unsafe {
+                *post = Post {
+                    job,
+                    run,
+                    threads,
+                    crowded,
+                }
+            });
+            self.owed[g] += taking as u64;
+            let word = self.generation << GEN_SHIFT | (taking as u64) << 1;
+            // Release: the post and the job → the members' Acquire load.
+            let prior = group.go.word.swap(word, Ordering::Release);
+            if prior & PARKED != 0 {
+                crate::sync::model_event("crew-woke-a-sleeping-member");
+            }
+            wait::wake(&*group.go, prior);
+        }
+        let join = Join {
+            state: self,
+            groups,
+            participants: if crowded { u32::MAX } else { threads as u32 },
+        };
+        // SAFETY: the caller's promise, for rank 0 on this thread.
+        unsafe { run(job, 0) };
+        drop(join);
+    }
+}
+
+/// Waits, on drop, until every group posted to has counted its ranks.
+struct Join<'a> {
+    state: &'a State,
+    groups: usize,
+    participants: u32,
+}
+
+impl Drop for Join<'_> {
+    fn drop(&mut self) {
+        let mut waiter = None;
+        for g in 0..self.groups {
+            let done = &*self.state.groups[g].done;
+            let owed = self.state.owed[g];
+            let ended = |s: u64| (s >> 1 >= owed).then_some(s);
+            // Acquire: the members' Release adds → their outcomes, read
+            // after the launch returns.
+            let s = done.word.load(Ordering::Acquire);
+            let s = match ended(s) {
+                Some(s) => s,
+                None => waiter
+                    .get_or_insert_with(|| Waiter::new(self.participants, None))
+                    .wait(done, s, ended)
+                    .unwrap_or_else(|_| unreachable!("a wait without a deadline")),
+            };
+            if s & PARKED != 0 {
+                crate::sync::model_event("crew-join-slept");
+                // Relaxed: only this thread sets the bit, and nothing rides
+                // on clearing it (a member's later add would wake nobody).
+                done.word.fetch_and(!PARKED, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+impl Pool {
+    /// Runs the launch on the crew if it is free and has (or can get)
+    /// `threads - 1` members; false, having started nothing, if not.
+    ///
+    /// # Safety
+    ///
+    /// As `Pool::run`'s.
+    pub(super) unsafe fn run_on_crew(
+        &self,
+        threads: usize,
+        job: *const (),
+        run: unsafe fn(*const (), usize),
+        crowded: bool,
+    ) -> bool {
+        let Some(mut state) = self.crew.try_hold() else {
+            crate::sync::model_event("crew-taken");
+            return false;
+        };
+        if state.members.len() < threads - 1 && !self.enlist(&mut state, threads - 1) {
+            return false;
+        }
+        // SAFETY: the caller's promise; the crew has the members.
+        unsafe { state.launch(threads, job, run, crowded) };
+        true
+    }
+
+    /// Grows the crew to `wanted` members; false if a thread could not be
+    /// had (the members enlisted stay).
+    fn enlist(&self, state: &mut State, wanted: usize) -> bool {
+        let first = state.members.len();
+        while state.groups.len() < wanted.div_ceil(GROUP) {
+            state.groups.push(Arc::new(Group::new()));
+            state.owed.push(0);
+        }
+        let recruits: Vec<Arc<Member>> = (first..wanted)
+            .map(|index| {
+                let group = Arc::clone(&state.groups[index / GROUP]);
+                // Relaxed: the word is stable (only holders of the lock
+                // change its generation), and nothing is read through it.
+                let start = generation(group.go.word.load(Ordering::Relaxed));
+                Arc::new_cyclic(|me: &std::sync::Weak<Member>| Member {
+                    ticket: Ticket {
+                        job: me.as_ptr().cast(),
+                        run: serve,
+                        rank: index + 1,
+                        crowded: false,
+                        enlists: true,
+                        slot: Cell::new(ptr::null()),
+                    },
+                    group,
+                    crew: Arc::clone(&self.crew),
+                    index,
+                    start,
+                    keep_alive: self.config.keep_alive,
+                })
+            })
+            .collect();
+        // Each recruit's thread owns a reference from its first read of
+        // the ticket: given before the claim, taken back if unclaimed.
+        for recruit in &recruits {
+            std::mem::forget(Arc::clone(recruit));
+        }
+        let mut claimed = 0;
+        let handed = panic::catch_unwind(AssertUnwindSafe(|| {
+            self.claim_or_spawn(recruits.len(), |i| &recruits[i].ticket, &mut claimed)
+        }));
+        for unclaimed in &recruits[claimed..] {
+            // SAFETY: the reference forgotten above, which no thread took.
+            drop(unsafe { Arc::from_raw(Arc::as_ptr(unclaimed)) });
+        }
+        let grown = matches!(handed, Ok(None));
+        state.members.extend(recruits.into_iter().take(claimed));
+        grown
+    }
+}
+
+/// An enlisted thread's rank: serves as member `job` until it leaves.
+///
+/// # Safety
+///
+/// `job` is a `Member` whose reference was given to this thread
+/// (`Pool::enlist`).
+unsafe fn serve(job: *const (), _rank: usize) {
+    // SAFETY: the caller's promise.
+    let member = unsafe { Arc::from_raw(job.cast::<Member>()) };
+    member.serve();
+}
+
+impl Member {
+    /// Waits for launches and runs their ranks until told to leave or the
+    /// keep-alive passes.
+    fn serve(&self) {
+        let group = &*self.group;
+        let place = (self.index % GROUP) as u64;
+        let mut seen = self.start;
+        let mut deadline = wait::deadline_after(self.keep_alive);
+        let mut waiter = Waiter::idle(true, deadline);
+        loop {
+            let moved = |s: u64| (generation(s) != seen).then_some(s);
+            // Acquire: the launch's Release swap → its post and job.
+            let s = group.go.word.load(Ordering::Acquire);
+            let got = match moved(s) {
+                Some(s) => Ok(s),
+                None => waiter.wait(&*group.go, s, moved),
+            };
+            let Ok(s) = got else {
+                // The keep-alive passed.
+                if self.crew.leave(self.index, seen) {
+                    return;
+                }
+                // A launch holds the crew (it may be about to wake this
+                // member): try again after another keep-alive, and not
+                // sooner than `RETRY`, so that a zero keep-alive does not
+                // spin against the launch. (Under the models, whose clock
+                // moves a millisecond per reading, the member sleeps until
+                // the holder wakes it: a missing wake is a deadlock there.)
+                deadline = if crate::sync::MODEL {
+                    None
+                } else {
+                    wait::deadline_after(self.keep_alive.max(RETRY))
+                };
+                waiter = Waiter::asleep(deadline);
+                continue;
+            };
+            seen = generation(s);
+            let command = command(s);
+            if command >= LEAVE {
+                if place >= command - LEAVE {
+                    return;
+                }
+            } else if place < command {
+                // SAFETY: this member takes part: the post is this
+                // launch's until this member's done add (module docs).
+                let post = group.go.post.with(|post| unsafe { *post });
+                // SAFETY: the launch promised that each rank may run on any
+                // thread while it waits (`Pool::run`), and its rank
+                // `index + 1` is this member's alone.
+                unsafe { (post.run)(post.job, self.index + 1) };
+                // Release: this rank's outcome → the launch's join.
+                let prior = group.done.word.fetch_add(2, Ordering::Release);
+                wait::wake(&*group.done, prior);
+                deadline = wait::deadline_after(self.keep_alive);
+                waiter = Waiter::idle(
+                    !post.crowded && post.threads as u32 <= wait::cores(),
+                    deadline,
+                );
+                continue;
+            }
+            // Woken for a launch that did not take this member: back to
+            // sleep, keeping the deadline.
+            waiter = Waiter::asleep(deadline);
+        }
+    }
+}
