@@ -206,18 +206,31 @@ fn check_grid(call: fmt::Arguments<'_>, blocks: usize, threads: usize, limit: Op
 ///
 /// # The pool
 ///
-/// - **Growth.** A launch of `n` threads runs rank 0 on the calling thread
-///   and takes `n - 1` idle pool threads; if there are fewer, it spawns the
-///   rest, and they stay in the pool. It never waits for a busy pool thread,
-///   so launches from several threads at once, and launches from inside a
-///   kernel, each get threads of their own.
-/// - **Idle threads.** A pool thread whose rank ended polls for its next
-///   rank for about a millisecond (so a block launched per time step finds
-///   it awake), then parks, burning no CPU. After [`keep_alive`]
-///   (by default [`Launcher::DEFAULT_KEEP_ALIVE`], 5 s) parked, it leaves
-///   the pool and its OS thread exits; a later launch spawns a new one. So
-///   a program that launches at least every few seconds never pays the
+/// - **The crew.** The pool's threads stay with it between launches, as a
+///   crew (OpenMP's "hot team"): a launch of `n` threads runs rank 0 on
+///   the calling thread and ranks `1 .. n` on the crew's first `n - 1`
+///   threads, handing them out with one store per four threads and taking
+///   them back by reading a counter per four, where claiming `n - 1` idle
+///   threads one by one would cost a round trip each. A launch larger
+///   than the crew grows it (taking idle pool threads, then spawning the
+///   rest); a smaller one leaves the rest of the crew asleep.
+/// - **Launches at once.** A launch that finds the crew taken (another
+///   launch runs on it, or this is a launch from inside a kernel) takes
+///   idle pool threads one by one, spawning any it lacks. No launch ever
+///   waits for a busy pool thread, so launches from several threads at
+///   once, and launches from inside a kernel, each get threads of their
+///   own.
+/// - **Idle threads.** A pool thread whose rank ended spins briefly, then
+///   yields its core for about two milliseconds while it watches for its
+///   next rank (so a block launched per time step finds it awake; much
+///   less when the blocks running hold more threads than there are cores),
+///   then parks, burning no CPU. After [`keep_alive`] (by default
+///   [`Launcher::DEFAULT_KEEP_ALIVE`], 5 s) without a rank, it leaves the
+///   pool and its OS thread exits; a later launch spawns a new one. So a
+///   program that launches at least every few seconds never pays the
 ///   spawn again, and an idle process holds no extra thread after a while.
+///   (A crew thread that a smaller launch leaves asleep leaves too: the
+///   crew shrinks to what the launches use.)
 /// - **Names.** Pool threads are named `prefix-1`, `prefix-2`, ... (the
 ///   number is the thread's place in the pool; a thread that replaces one
 ///   that left gets its number). The default prefix is `syncthreads`, so

@@ -87,6 +87,10 @@ pub(crate) const YIELD_NANOS: u64 = 200_000;
 /// (benches/RESULTS.md, "Launch").
 pub(crate) const IDLE_YIELD_NANOS: u64 = 2_000_000;
 
+/// The whole spin and yield of a pool thread's idle wait, at most: its
+/// keep-alive counts from the end of this.
+pub(crate) const IDLE_POLL: Duration = Duration::from_nanos(SPIN_NANOS + IDLE_YIELD_NANOS);
+
 /// A yield slower than this means another thread took a whole time slice:
 /// an unloaded yield returns far sooner, and one beside busy foreign
 /// threads takes a scheduler slice, so that yielding then costs far more

@@ -1,18 +1,23 @@
-//! The persistent threads behind `launch`: a pool of parked workers, each
-//! with one slot word through which a launch hands it a rank and it hands
-//! the rank back.
+//! The persistent threads behind `launch`: a pool of workers, each with one
+//! slot word through which a launch hands it a rank and it hands the rank
+//! back. Most of them serve the pool's crew (`pool/crew.rs`), through
+//! which a launch that finds it free hands out all its ranks at once; a
+//! launch that finds it taken claims idle workers through their slots.
+//! Every wait here (an idle worker's, a launch's for its ranks) goes
+//! through `wait/`, the waits of the barriers.
 //!
 //! The slot word and its protocol, point by point: `pool/slot.rs`.
 
-use crate::park::{self, Parked};
-use crate::sync::{self, Mutex, Ordering};
+use crate::park;
+use crate::sync::{Mutex, Ordering};
+use crate::wait::{self, Waiter, Word};
 use std::any::Any;
 use std::cell::Cell;
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[cfg(not(any(loom, shuttle)))]
 use std::thread;
@@ -391,40 +396,95 @@ impl Drop for WaitAll<'_> {
     }
 }
 
-/// Returns once `slot`'s word no longer holds `ticket` (point 3).
+/// Returns once `slot`'s word no longer holds `ticket` (point 3): a wait
+/// through `wait/`, on the slot's word as the launch sees it.
 fn wait_done(slot: &Slot, ticket: *mut Ticket, crowded: bool) {
+    let handed = Handed { slot, ticket };
+    let check = |word: *mut Ticket| left(word, ticket).then_some(());
     // Acquire: the worker's `Release` swap published the rank's outcome
     // (also through a later launch's claim or reuse of the slot: RMWs).
-    if poll(crowded, || left(slot.load(Ordering::Acquire), ticket)) {
-        return;
+    let word = slot.load(Ordering::Acquire);
+    if check(word).is_none() {
+        let participants = if crowded { u32::MAX } else { 2 };
+        let waited = Waiter::new(participants, None).wait(&handed, word, check);
+        debug_assert!(waited.is_ok(), "a wait without a deadline");
     }
-    let tagged = ticket.map_addr(|a| a | WAITED);
-    // Acquire on failure: the word left the ticket, as above. On success
-    // nothing is read (the tag only asks for a wake).
-    if slot
-        .compare_exchange(ticket, tagged, Ordering::Relaxed, Ordering::Acquire)
-        .is_err()
-    {
-        return;
+}
+
+/// A slot's word as the launch that handed it `ticket` waits on it: parked
+/// is the ticket tagged `WAITED`, which the worker's hand-back sees and
+/// wakes the ticket's address for.
+struct Handed<'a> {
+    slot: &'a Slot,
+    ticket: *mut Ticket,
+}
+
+impl Word for Handed<'_> {
+    type Snapshot = *mut Ticket;
+
+    fn load(&self, order: Ordering) -> *mut Ticket {
+        self.slot.load(order)
     }
-    let key = ticket.addr();
-    loop {
-        // Relaxed: the validation only decides whether to sleep.
-        park::park(key, &mut || slot.load(Ordering::Relaxed) == tagged, None);
-        // Acquire: as the first load.
-        if left(slot.load(Ordering::Acquire), tagged) {
-            return;
-        }
+
+    fn parked(word: *mut Ticket) -> bool {
+        word.addr() & WAITED != 0
+    }
+
+    fn mark_parked(&self, word: *mut Ticket) -> Result<(), *mut Ticket> {
+        // Relaxed (both): the tag only asks for a wake; the waiter re-reads
+        // with Acquire before it returns (`wait/`).
+        self.slot
+            .compare_exchange(
+                word,
+                word.map_addr(|a| a | WAITED),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .map(drop)
+    }
+
+    /// The ticket's address, which the worker wakes (never dereferencing it).
+    fn park_key(&self) -> usize {
+        self.ticket.addr()
+    }
+}
+
+/// A slot's word as its idle worker waits on it: parked is `SLEEPING`,
+/// which a launch's claim sees and wakes the slot's key for.
+struct Idle<'a>(&'a Slot);
+
+impl Word for Idle<'_> {
+    type Snapshot = *mut Ticket;
+
+    fn load(&self, order: Ordering) -> *mut Ticket {
+        self.0.load(order)
+    }
+
+    fn parked(word: *mut Ticket) -> bool {
+        word == sleeping()
+    }
+
+    fn mark_parked(&self, word: *mut Ticket) -> Result<(), *mut Ticket> {
+        // Relaxed (both): only the sentinel changes; the worker re-reads
+        // with Acquire before it takes a ticket (`wait/`).
+        self.0
+            .compare_exchange(word, sleeping(), Ordering::Relaxed, Ordering::Relaxed)
+            .map(drop)
+    }
+
+    fn park_key(&self) -> usize {
+        self.0.key()
     }
 }
 
 /// Whether `word` no longer holds `mine` (the launch's ticket, tagged or
 /// not): the worker handed it back.
 fn left(word: *mut Ticket, mine: *mut Ticket) -> bool {
-    if word == mine {
+    let untagged = |w: *mut Ticket| w.map_addr(|a| a & !WAITED);
+    if untagged(word) == untagged(mine) {
         return false;
     }
-    if is_ticket(word) && word.map_addr(|a| a & !WAITED) != mine.map_addr(|a| a & !WAITED) {
+    if is_ticket(word) {
         // The case of a release sequence: a later launch's ticket, after
         // the worker handed this one back.
         crate::sync::model_event("pool-wait-read-a-later-ticket");
@@ -475,110 +535,47 @@ impl Drop for AbortOnUnwind {
     }
 }
 
-/// The worker's wait for its next ticket: it polls, then parks; `None`
-/// once it leaves (keep-alive passed, or the pool shut down).
+/// The worker's wait for its next ticket, through `wait/` (spin, yield,
+/// park), until the keep-alive passes; `None` once it leaves (keep-alive
+/// passed, or the pool shut down).
 fn next_ticket(slot: &Slot, keep_alive: Duration, crowded: bool) -> Option<*mut Ticket> {
+    let idle_word = Idle(slot);
+    // A ticket or `SHUTDOWN`: anything but the two idle sentinels.
+    let check = |word: *mut Ticket| (word != idle() && word != sleeping()).then_some(word);
+    // The keep-alive counts from the end of the spin and yield stages
+    // (`None`, no deadline, when it reaches past what an `Instant` holds:
+    // `Duration::MAX` keeps the worker until woken).
+    let deadline = wait::deadline_after(keep_alive.saturating_add(wait::IDLE_POLL));
+    let mut waiter = Waiter::idle(!crowded, deadline);
     loop {
         // Acquire: the claim's `Release` CAS published the ticket.
-        let mut word = slot.load(Ordering::Acquire);
-        if word == idle() {
-            if poll(crowded, || slot.load(Ordering::Relaxed) != idle()) {
-                continue;
-            }
-            // Relaxed: only the sentinel changes; a failure re-reads.
-            if slot
-                .compare_exchange(idle(), sleeping(), Ordering::Relaxed, Ordering::Relaxed)
-                .is_err()
-            {
-                continue;
-            }
-            word = sleeping();
-        }
+        let word = slot.load(Ordering::Acquire);
+        let word = match check(word) {
+            Some(word) => word,
+            None => match waiter.wait(&idle_word, word, check) {
+                Ok(word) => word,
+                Err(word) => {
+                    // The keep-alive passed. Relaxed: the winner of this
+                    // word is all that matters (point 4); a loser re-reads
+                    // with Acquire above.
+                    if slot
+                        .compare_exchange(word, exited(), Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
+                    {
+                        return None;
+                    }
+                    // A claim came first: its ticket is read above.
+                    waiter = Waiter::asleep(deadline);
+                    continue;
+                }
+            },
+        };
         if is_ticket(word) {
             // Without the tag: the launch may have tagged the word already.
             return Some(word.map_addr(|a| a & !WAITED));
         }
-        if word != sleeping() {
-            // `SHUTDOWN`.
-            return None;
-        }
-        // No deadline when the keep-alive reaches past what an `Instant`
-        // holds (`Duration::MAX`): the worker then stays until woken.
-        let deadline = sync::now().checked_add(keep_alive);
-        loop {
-            // Relaxed: the validation only decides whether to sleep.
-            let parked = park::park(
-                slot.key(),
-                &mut || slot.load(Ordering::Relaxed) == sleeping(),
-                deadline,
-            );
-            // Relaxed: a changed word is re-read with Acquire above.
-            if slot.load(Ordering::Relaxed) != sleeping() {
-                break;
-            }
-            if parked == Parked::TimedOut || deadline.is_some_and(|d| sync::now() >= d) {
-                // Relaxed: the winner of this word is all that matters
-                // (point 4); a loser re-reads with Acquire above.
-                if slot
-                    .compare_exchange(sleeping(), exited(), Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    return None;
-                }
-                break;
-            }
-        }
-    }
-}
-
-/// How long a waiter (a worker for its next ticket, a launch for its ranks)
-/// spins before it polls between yields: long enough for a partner that is
-/// running to answer, short enough not to hold a core that a descheduled
-/// partner needs (on a busy machine the yields give it the core).
-const SPIN: Duration = Duration::from_micros(4);
-
-/// How long a waiter polls in all (spinning, then yielding) before it parks:
-/// a block launched per time step finds its workers polling, and a launch
-/// waits for short kernels without a park; an idle pool burns the CPU for
-/// this long after a launch, no longer.
-const POLL: Duration = Duration::from_micros(1000);
-
-/// How long a waiter polls, yielding between polls, when the launches
-/// running hold more block threads than the machine has cores: a core
-/// spent polling is one a runnable thread of some block lacks, so the
-/// waiter only lets the threads it waits for run once, then parks.
-const POLL_CROWDED: Duration = Duration::from_micros(50);
-
-/// Polls `done` for up to [`POLL`] (or [`POLL_CROWDED`] if `crowded`):
-/// true once it holds, false when it is time to park. Under the model
-/// checkers, one poll.
-fn poll(crowded: bool, mut done: impl FnMut() -> bool) -> bool {
-    if done() {
-        return true;
-    }
-    if sync::MODEL {
-        return false;
-    }
-    let (spin, budget) = if crowded {
-        (Duration::ZERO, POLL_CROWDED)
-    } else {
-        (SPIN, POLL)
-    };
-    let start = Instant::now();
-    loop {
-        for _ in 0..64 {
-            sync::spin_hint();
-            if done() {
-                return true;
-            }
-        }
-        let waited = start.elapsed();
-        if waited >= budget {
-            return false;
-        }
-        if waited >= spin {
-            sync::yield_now();
-        }
+        // `SHUTDOWN`.
+        return None;
     }
 }
 

@@ -513,13 +513,19 @@ unsafe fn serve(job: *const (), _rank: usize) {
 }
 
 impl Member {
+    /// When this member, idle from now on, leaves: after its idle wait's
+    /// spin and yield stages and then the keep-alive (`None`: never).
+    fn idle_until(&self) -> Option<std::time::Instant> {
+        wait::deadline_after(self.keep_alive.saturating_add(wait::IDLE_POLL))
+    }
+
     /// Waits for launches and runs their ranks until told to leave or the
     /// keep-alive passes.
     fn serve(&self) {
         let group = &*self.group;
         let place = (self.index % GROUP) as u64;
         let mut seen = self.start;
-        let mut deadline = wait::deadline_after(self.keep_alive);
+        let mut deadline = self.idle_until();
         let mut waiter = Waiter::idle(true, deadline);
         loop {
             let moved = |s: u64| (generation(s) != seen).then_some(s);

@@ -7,7 +7,8 @@
 //!
 //! - `IDLE`: the worker has nothing to do and polls the word;
 //! - `SLEEPING`: the worker is parked (or about to park) on the word;
-//! - `EXITED`: the worker stayed idle for the keep-alive and left;
+//! - `EXITED`: the worker stayed idle for the keep-alive and left, or its
+//!   crew service ended (`pool/crew.rs`);
 //! - `SHUTDOWN`: the pool was dropped; the worker leaves.
 //!
 //! Every change of the word is an RMW, so that a load which reads any later
@@ -29,14 +30,16 @@
 //!    tags the word (its ticket with `WAITED`), so that the worker's swap
 //!    sees the tag and wakes it; the wake uses the ticket's address only as
 //!    a key, never dereferencing it.
-//! 4. An idle worker parks after a short poll (`SLEEPING`, by a CAS from
-//!    `IDLE`). When the keep-alive passes, it leaves by a CAS `SLEEPING` →
+//! 4. An idle worker waits through `wait/` (spin, yield, park), the word's
+//!    parked state being `SLEEPING` (set by a CAS from `IDLE`). When the
+//!    keep-alive passes, it leaves by a CAS from `IDLE` or `SLEEPING` to
 //!    `EXITED`: if a launch claimed it first, that CAS fails and the worker
 //!    runs the ticket instead; if the worker's CAS comes first, the launch's
 //!    CAS fails and it moves on. One word, one winner: no launch is ever
 //!    handed to a thread that has left.
-//! 5. A launch short of idle workers reuses an `EXITED` slot (only launches,
-//!    under the pool's lock, write an `EXITED` word) or adds a slot, and
+//! 5. A launch short of idle workers reuses an `EXITED` slot (once a word
+//!    reads `EXITED`, only launches, under the pool's lock, change it) or
+//!    adds a slot, and
 //!    spawns its thread with the ticket already in the word.
 //!
 //! Why the scoped borrow is sound: every ticket and the job behind it live
