@@ -101,6 +101,53 @@ fn a_pool_threads_destructor_launches_on_its_own_pool() {
     });
 }
 
+/// A launcher's drop joins its threads; a joined thread's destructor that
+/// launches on that very launcher adds threads to it while the drop runs,
+/// and the drop joins those too: none outlives it.
+#[test]
+fn a_launcher_drop_joins_the_threads_a_destructor_launched_while_it_joined() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    /// The threads of the destructor's launch that ran their own
+    /// destructors, i.e. exited.
+    static EXITED: AtomicUsize = AtomicUsize::new(0);
+    /// The launcher, for the destructor: a raw address, valid while its
+    /// drop runs (the drop joins the thread whose destructor uses it).
+    struct During(*const Launcher);
+    // SAFETY: only an address, dereferenced under the drop's join (below).
+    unsafe impl Send for During {}
+    // SAFETY: as above.
+    unsafe impl Sync for During {}
+    watchdog(60, String::new, || {
+        // Threads that never leave on their own: only the drop ends them.
+        let launcher = Launcher::new().keep_alive(Duration::MAX);
+        let during = &During(&launcher);
+        launcher.launch(2, |block| {
+            if block.thread_rank() == 1 {
+                let during = During(during.0);
+                at_thread_exit(move || {
+                    // SAFETY: this thread exits while the launcher's drop
+                    // joins it, before that drop returns: the launcher is
+                    // alive (its drop has not ended).
+                    let launcher = unsafe { &*during.0 };
+                    // Two new pool threads, each counting its own exit.
+                    launcher.launch(3, |b| {
+                        if b.thread_rank() > 0 {
+                            at_thread_exit(|| {
+                                EXITED.fetch_add(1, Ordering::Relaxed);
+                            });
+                        }
+                    });
+                });
+            }
+            block.sync();
+        });
+        drop(launcher);
+        // Both threads the destructor's launch added were joined by the
+        // drop: they exited before it returned.
+        assert_eq!(EXITED.load(Ordering::Relaxed), 2);
+    });
+}
+
 #[test]
 fn a_pool_threads_destructor_launches_on_the_default_pool() {
     let launcher = Launcher::new().keep_alive(Duration::from_millis(10));

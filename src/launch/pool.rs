@@ -320,12 +320,13 @@ impl Pool {
     /// destructor may drop the last owner of its own pool).
     pub(super) fn shut_down(&self) {
         let me = thread::current().id();
-        // The crew's members leave first: their slots hold their service.
-        self.crew.disband();
         // A thread's thread-local destructors may launch on this pool while
         // it is joined: such a launch ends before the join returns, but may
-        // have spawned threads, so passes repeat until one finds none.
+        // have spawned threads (and enlisted them in the crew), so passes
+        // repeat until one finds none.
         loop {
+            // The crew's members leave first: their slots hold their service.
+            self.crew.disband();
             let mut threads = Vec::new();
             for entry in lock(&self.entries).iter_mut() {
                 // Relaxed: the worker reads nothing but the sentinel. No
