@@ -56,6 +56,8 @@ struct Opts {
     batch: Duration,
     omp: Option<String>,
     omp_llvm: Option<String>,
+    /// The crew's group size (`--features bench`), if set.
+    group: Option<usize>,
     /// Row groups to run; empty: all.
     only: Vec<String>,
     idle_samples: usize,
@@ -89,7 +91,7 @@ const CLI: cli::Cli = cli::Cli {
     usage: || {
         "usage: cargo bench --bench launch [--features bench] -- [--threads 2,4,8,16] [--passes 3]\n\
          \x20                [--batches 15] [--omp PATH] [--omp-llvm PATH] [--only GROUPS]\n\
-         \x20                [--idle-samples 40] [--quick]\n\
+         \x20                [--idle-samples 40] [--group N] [--quick]\n\
          --threads: block sizes, comma-separated, each in 1..=1024\n\
          --passes: passes over every row (default 3); --batches: timed batches per row (default 15)\n\
          --omp PATH: the compiled benches/peers/omp_parallel.cpp, run beside each size\n\
@@ -97,6 +99,7 @@ const CLI: cli::Cli = cli::Cli {
          --only: row groups, comma-separated, of launch, results, empty, pool, cold, scope,\n\
          \x20       rayon, omp, threadteam, loop, heat, idle, over (default all)\n\
          --idle-samples: gaps per idle row (default 40)\n\
+         --group N: the crew's threads per go word, 1..=63 (needs --features bench)\n\
          --quick: 5 short batches per row"
             .to_owned()
     },
@@ -110,6 +113,7 @@ fn opts() -> Opts {
         batch: Duration::from_millis(20),
         omp: None,
         omp_llvm: None,
+        group: None,
         only: Vec::new(),
         idle_samples: 40,
     };
@@ -132,6 +136,10 @@ fn opts() -> Opts {
             Long("omp") => o.omp = Some(CLI.text(&mut parser, "--omp")),
             Long("omp-llvm") => o.omp_llvm = Some(CLI.text(&mut parser, "--omp-llvm")),
             Long("idle-samples") => o.idle_samples = CLI.number(&mut parser, "--idle-samples"),
+            Long("group") => match CLI.number(&mut parser, "--group") {
+                n @ 1..=63 => o.group = Some(n),
+                n => CLI.bad(format!("--group: {n} is not in 1..=63")),
+            },
             Long("only") => {
                 let list = CLI.text(&mut parser, "--only");
                 o.only = list.split(',').map(str::to_owned).collect();
@@ -471,6 +479,12 @@ fn concurrent_4x16(o: &Opts) -> Vec<f64> {
 
 fn main() {
     let o = opts();
+    if let Some(group) = o.group {
+        #[cfg(feature = "bench")]
+        syncthreads::bench_hooks::set_crew_group(group);
+        #[cfg(not(feature = "bench"))]
+        CLI.bad(format!("--group {group}: build with --features bench"));
+    }
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!(
         "launch bench: {cores} cores, threads {:?}, {} passes, {} batches per row",

@@ -32,6 +32,9 @@ mod grid_job;
 mod pool;
 mod root_cause;
 
+#[cfg(feature = "bench")]
+pub use pool::set_crew_group;
+
 pub use block::Block;
 pub use grid::{Grid, GridToken};
 

@@ -106,7 +106,7 @@ pub use warp::{Tile, WarpBarrier, WarpInt};
 #[cfg(feature = "bench")]
 #[doc(hidden)]
 pub mod bench_hooks {
-    pub use crate::launch::pool_round_trip;
+    pub use crate::launch::{pool_round_trip, set_crew_group};
     pub use crate::wait::policy::{set_policy, Policy};
     pub use crate::wait::stats::{set_stats, take_stats, WaitStats};
 }

@@ -157,10 +157,13 @@ pub(crate) struct Waiter {
     spun: bool,
     /// How long the yield stage lasts, in nanoseconds.
     yield_nanos: u64,
-    /// Whether the spin stage teaches this thread's spin budget: a wait
-    /// for a phase does; a pool thread's wait for its next launch, which
-    /// usually outlasts any spin, does not.
-    adapts: bool,
+    /// A pool thread's wait for its next launch: it teaches the
+    /// process-wide hints nothing (its spin, which a launch usually
+    /// outlasts, leaves this thread's spin budget as it is; its slow yields
+    /// turn nobody's yielding off) and heeds none of them (it yields while
+    /// yielding is off for the waits of phases: its latency is nobody's
+    /// critical path, and a yield gives the core to whoever needs it).
+    idle: bool,
     policy: Policy,
     trace: Trace,
     /// This wait for the stall reports, begun once it stops spinning.
@@ -176,7 +179,7 @@ impl Waiter {
             deadline,
             spun: false,
             yield_nanos: YIELD_NANOS,
-            adapts: true,
+            idle: false,
             policy,
             trace: Trace::new(),
             record: Default::default(),
@@ -191,7 +194,7 @@ impl Waiter {
         let mut waiter = Waiter::new(if spins { 1 } else { u32::MAX }, deadline);
         waiter.may_spin &= spins || sync::MODEL;
         waiter.yield_nanos = if spins { IDLE_YIELD_NANOS } else { YIELD_NANOS };
-        waiter.adapts = false;
+        waiter.idle = true;
         waiter
     }
 
@@ -228,16 +231,21 @@ impl Waiter {
             self.spun = true;
             if self.may_spin {
                 self.trace.enter(Stage::Spin);
-                if let Some(done) = spin(word, s, self.deadline, &check, self.policy, self.adapts) {
+                if let Some(done) = spin(word, s, self.deadline, &check, self.policy, !self.idle) {
                     self.trace.end(Stage::Spin);
                     return Ok(done);
                 }
             }
             self.record.begin();
             self.trace.enter(Stage::Yield);
-            if let Some(done) =
-                yield_cpu(word, self.deadline, &check, self.policy, self.yield_nanos)
-            {
+            if let Some(done) = yield_cpu(
+                word,
+                self.deadline,
+                &check,
+                self.policy,
+                self.yield_nanos,
+                self.idle,
+            ) {
                 self.trace.end(Stage::Yield);
                 return Ok(done);
             }
@@ -367,8 +375,9 @@ fn yield_cpu<W: Word, T>(
     check: &impl Fn(W::Snapshot) -> Option<T>,
     policy: Policy,
     nanos: u64,
+    idle: bool,
 ) -> Option<T> {
-    let mut budget = YieldBudget::start(deadline, policy, nanos)?;
+    let mut budget = YieldBudget::start(deadline, policy, nanos, idle)?;
     loop {
         sync::yield_now();
         // Acquire: as in `spin`: an accepted word ends the wait.
@@ -389,13 +398,20 @@ struct YieldBudget {
     policy: Policy,
     before: Instant,
     until: Instant,
+    /// A pool thread's idle wait (`Waiter::idle`).
+    idle: bool,
 }
 
 impl YieldBudget {
-    /// `None` if yielding is off.
-    fn start(deadline: Option<Instant>, policy: Policy, nanos: u64) -> Option<YieldBudget> {
+    /// `None` if yielding is off (an idle wait yields anyway).
+    fn start(
+        deadline: Option<Instant>,
+        policy: Policy,
+        nanos: u64,
+        idle: bool,
+    ) -> Option<YieldBudget> {
         let before = sync::now();
-        if !policy::may_yield(policy, before) {
+        if !idle && !policy::may_yield(policy, before) {
             return None;
         }
         let until = before + Duration::from_nanos(nanos);
@@ -403,6 +419,7 @@ impl YieldBudget {
             policy,
             before,
             until: deadline.map_or(until, |d| d.min(until)),
+            idle,
         })
     }
 
@@ -412,7 +429,9 @@ impl YieldBudget {
             return true;
         }
         let after = sync::now();
-        if after.saturating_duration_since(self.before) > Duration::from_nanos(SLOW_YIELD_NANOS) {
+        if !self.idle
+            && after.saturating_duration_since(self.before) > Duration::from_nanos(SLOW_YIELD_NANOS)
+        {
             Trace::slow_yield();
             policy::slow_yield(after);
             return true;
@@ -427,7 +446,7 @@ impl YieldBudget {
 
     /// The stage ended without a slow yield.
     fn end(&self) {
-        if !sync::MODEL {
+        if !sync::MODEL && !self.idle {
             policy::fast_yield_stage(self.policy);
         }
     }

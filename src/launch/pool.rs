@@ -29,6 +29,8 @@ use loom::thread;
 use shuttle::thread;
 
 mod crew;
+#[cfg(feature = "bench")]
+pub use crew::set_crew_group;
 mod slot;
 
 use crew::Crew;

@@ -55,10 +55,38 @@ use std::ptr;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Members per go word: a launch's stores are one per group, and a go
+/// Members per go word: a launch's swaps are one per group, and a go
 /// word's line is read by this many members when it changes
 /// (benches/RESULTS.md, "Launch").
-pub(super) const GROUP: usize = 4;
+const GROUP: usize = 4;
+
+/// The group size of crews made from now on (the launch bench compares
+/// sizes; a hint read once per crew, so a plain std atomic).
+#[cfg(feature = "bench")]
+static BENCH_GROUP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(GROUP);
+
+/// Sets the group size of the crews made from now on, in `1 ..= 63`
+/// (feature `bench`: for the launch bench only).
+#[cfg(feature = "bench")]
+pub fn set_crew_group(members: usize) {
+    assert!(
+        (1..LEAVE as usize).contains(&members),
+        "a group of 1 ..= 63 members"
+    );
+    // Relaxed: a setting read by crews made later; no data rides on it.
+    BENCH_GROUP.store(members, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The group size of a crew made now.
+fn group_size() -> usize {
+    #[cfg(feature = "bench")]
+    {
+        // Relaxed: as in `set_crew_group`.
+        BENCH_GROUP.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(feature = "bench"))]
+    GROUP
+}
 
 /// How long a member whose keep-alive passed while a launch held the crew
 /// sleeps before it tries to leave again, at least: a launch takes about a
@@ -71,7 +99,7 @@ const PARKED: u64 = 1;
 const GEN_SHIFT: u32 = 8;
 /// A go word's command: `0 ..= GROUP` members take part in a launch, or,
 /// from `LEAVE` on, the members from index `command - LEAVE` on leave.
-const LEAVE: u64 = 16;
+const LEAVE: u64 = 64;
 
 /// A group's go word and the post a launch leaves beside it.
 struct Go {
@@ -238,7 +266,9 @@ impl Drop for Held<'_> {
 }
 
 struct State {
-    /// Member `i` runs rank `i + 1`, in group `i / GROUP`.
+    /// Members per group ([`GROUP`]).
+    group: usize,
+    /// Member `i` runs rank `i + 1`, in group `i / group`.
     members: Vec<Arc<Member>>,
     /// Never shrinks: a group outlives its members (they hold it too).
     groups: Vec<Arc<Group>>,
@@ -258,6 +288,8 @@ struct Member {
     crew: Arc<Crew>,
     /// Its place in the crew: it runs rank `index + 1`.
     index: usize,
+    /// Its place in its group.
+    place: u64,
     /// Its group's generation when it enlisted.
     start: u64,
     keep_alive: Duration,
@@ -276,6 +308,7 @@ impl Crew {
         Crew {
             held: AtomicBool::new(false),
             state: UnsafeCell::new(State {
+                group: group_size(),
                 members: Vec::new(),
                 groups: Vec::new(),
                 owed: Vec::new(),
@@ -315,7 +348,8 @@ impl Crew {
         };
         // Relaxed: only whether a launch came matters, under the lock
         // that launch held; the member re-reads the word with Acquire.
-        if generation(state.groups[index / GROUP].go.word.load(Ordering::Relaxed)) != seen {
+        let group = state.group;
+        if generation(state.groups[index / group].go.word.load(Ordering::Relaxed)) != seen {
             return false;
         }
         crate::sync::model_event("crew-member-left");
@@ -327,9 +361,9 @@ impl Crew {
 impl State {
     /// Tells members `from ..` to leave and forgets them.
     fn truncate(&mut self, from: usize) {
-        let len = self.members.len();
-        for g in from / GROUP..len.div_ceil(GROUP) {
-            let first = if g == from / GROUP { from % GROUP } else { 0 };
+        let (len, group) = (self.members.len(), self.group);
+        for g in from / group..len.div_ceil(group) {
+            let first = if g == from / group { from % group } else { 0 };
             self.generation += 1;
             let word = self.generation << GEN_SHIFT | (LEAVE + first as u64) << 1;
             // Relaxed: a leaver reads nothing else; the word alone tells it.
@@ -355,9 +389,10 @@ impl State {
         let members = threads - 1;
         debug_assert!(self.members.len() >= members);
         self.generation += 1;
-        let groups = members.div_ceil(GROUP);
+        let group = self.group;
+        let groups = members.div_ceil(group);
         for g in 0..groups {
-            let taking = (members - g * GROUP).min(GROUP);
+            let taking = (members - g * group).min(group);
             let group = &self.groups[g];
             // SAFETY: no member reads this post now: those of the last
             // launch read it before their done add, which this thread's
@@ -454,13 +489,14 @@ impl Pool {
     /// had (the members enlisted stay).
     fn enlist(&self, state: &mut State, wanted: usize) -> bool {
         let first = state.members.len();
-        while state.groups.len() < wanted.div_ceil(GROUP) {
+        let size = state.group;
+        while state.groups.len() < wanted.div_ceil(size) {
             state.groups.push(Arc::new(Group::new()));
             state.owed.push(0);
         }
         let recruits: Vec<Arc<Member>> = (first..wanted)
             .map(|index| {
-                let group = Arc::clone(&state.groups[index / GROUP]);
+                let group = Arc::clone(&state.groups[index / size]);
                 // Relaxed: the word is stable (only holders of the lock
                 // change its generation), and nothing is read through it.
                 let start = generation(group.go.word.load(Ordering::Relaxed));
@@ -476,6 +512,7 @@ impl Pool {
                     group,
                     crew: Arc::clone(&self.crew),
                     index,
+                    place: (index % size) as u64,
                     start,
                     keep_alive: self.config.keep_alive,
                 })
@@ -523,7 +560,7 @@ impl Member {
     /// keep-alive passes.
     fn serve(&self) {
         let group = &*self.group;
-        let place = (self.index % GROUP) as u64;
+        let place = self.place;
         let mut seen = self.start;
         let mut deadline = self.idle_until();
         let mut waiter = Waiter::idle(true, deadline);
