@@ -111,7 +111,8 @@ fn a_launcher_drop_joins_the_threads_a_destructor_launched_while_it_joined() {
     /// destructors, i.e. exited.
     static EXITED: AtomicUsize = AtomicUsize::new(0);
     /// The launcher, for the destructor: a raw address, valid while its
-    /// drop runs (the drop joins the thread whose destructor uses it).
+    /// drop runs in place (the drop joins the thread whose destructor uses
+    /// it).
     struct During(*const Launcher);
     // SAFETY: only an address, dereferenced under the drop's join (below).
     unsafe impl Send for During {}
@@ -119,8 +120,10 @@ fn a_launcher_drop_joins_the_threads_a_destructor_launched_while_it_joined() {
     unsafe impl Sync for During {}
     watchdog(60, String::new, || {
         // Threads that never leave on their own: only the drop ends them.
-        let launcher = Launcher::new().keep_alive(Duration::MAX);
-        let during = &During(&launcher);
+        // Boxed, so that its drop runs where the destructor's address
+        // points (`drop` of a plain local would move it first).
+        let launcher = Box::new(Launcher::new().keep_alive(Duration::MAX));
+        let during = &During(&*launcher);
         launcher.launch(2, |block| {
             if block.thread_rank() == 1 {
                 let during = During(during.0);
