@@ -14,10 +14,10 @@
 //! Members are in groups of [`GROUP`]; each group has two words, each on
 //! its own cache line:
 //!
-//! - **go**: `generation << 8 | command << 1 | PARKED`, with the launch's
+//! - **go**: `generation << 8 | taking << 1 | PARKED`, with the launch's
 //!   post (job, rank function, size) beside it on the line. A launch writes
-//!   the post, then swaps in a new generation whose command says how many
-//!   of the group's members take part (`Release`: the post and the job were
+//!   the post, then swaps in a new generation that says how many of the
+//!   group's members take part (`Release`: the post and the job were
 //!   written before). The members wait on it through `wait/` (spin, yield,
 //!   park), as a barrier's waiters wait on its word: the swap clears
 //!   `PARKED` and, if it was set, wakes them.
@@ -38,11 +38,15 @@
 //! a launch takes a prefix of the members, so every later one sat idle at
 //! least as long. It does so under the crew's lock (never waiting for it:
 //! a launch holds it while it runs, and might be waiting for this very
-//! member), and only if its group's go word has not moved since it last
-//! looked: then no launch is under way, and none can start until it lets
-//! go. It tells the leavers with a `LEAVE` command on their groups' words;
-//! the pool's shut-down does the same for every member. A member that
-//! leaves ends its service, and its thread leaves the pool.
+//! member): holding it, it knows no launch is under way. It marks each
+//! leaver's own `left` flag, then wakes their groups with a new generation
+//! that takes nobody (`Release`: the flags were written before); the
+//! pool's shut-down does the same for every member. A member checks its
+//! flag whenever its go word moves, before anything else: so a member that
+//! slept through its leave and wakes to a later launch's generation (one
+//! that a thread enlisted in its place takes part in) leaves instead of
+//! running a rank twice. A member that leaves ends its service, and its
+//! thread leaves the pool.
 
 use super::slot::Ticket;
 use super::Pool;
@@ -70,7 +74,7 @@ static BENCH_GROUP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUs
 #[cfg(feature = "bench")]
 pub fn set_crew_group(members: usize) {
     assert!(
-        (1..LEAVE as usize).contains(&members),
+        (1..MAX_GROUP as usize).contains(&members),
         "a group of 1 ..= 63 members"
     );
     // Relaxed: a setting read by crews made later; no data rides on it.
@@ -97,9 +101,10 @@ const RETRY: Duration = Duration::from_millis(1);
 const PARKED: u64 = 1;
 /// Where a go word's generation begins.
 const GEN_SHIFT: u32 = 8;
-/// A go word's command: `0 ..= GROUP` members take part in a launch, or,
-/// from `LEAVE` on, the members from index `command - LEAVE` on leave.
-const LEAVE: u64 = 64;
+/// One more than the largest group: the members a go word can say take
+/// part fit below the generation.
+#[cfg(feature = "bench")]
+const MAX_GROUP: u64 = 1 << (GEN_SHIFT - 1);
 
 /// A group's go word and the post a launch leaves beside it.
 struct Go {
@@ -163,7 +168,7 @@ fn generation(word: u64) -> u64 {
     word >> GEN_SHIFT
 }
 
-fn command(word: u64) -> u64 {
+fn taking(word: u64) -> u64 {
     (word >> 1) & ((1 << (GEN_SHIFT - 1)) - 1)
 }
 
@@ -290,6 +295,8 @@ struct Member {
     index: usize,
     /// Its place in its group.
     place: u64,
+    /// Set (by a holder of the crew) when it is told to leave.
+    left: AtomicBool,
     /// Its group's generation when it enlisted.
     start: u64,
     keep_alive: Duration,
@@ -339,21 +346,18 @@ impl Crew {
         }
     }
 
-    /// Member `index`'s keep-alive passed with its group's word at
-    /// generation `seen`: leaves the crew with every member after it, if
-    /// no launch holds the crew or came since. False: serve on.
-    fn leave(&self, index: usize, seen: u64) -> bool {
+    /// `member`'s keep-alive passed: it leaves the crew with every member
+    /// after it (unless it left already), if no launch holds the crew.
+    /// False: serve on.
+    fn leave(&self, member: &Member) -> bool {
         let Some(mut state) = self.try_hold() else {
             return false;
         };
-        // Relaxed: only whether a launch came matters, under the lock
-        // that launch held; the member re-reads the word with Acquire.
-        let group = state.group;
-        if generation(state.groups[index / group].go.word.load(Ordering::Relaxed)) != seen {
-            return false;
+        // Relaxed: only holders of the crew write the flag, and we hold it.
+        if !member.left.load(Ordering::Relaxed) {
+            crate::sync::model_event("crew-member-left");
+            state.truncate(member.index);
         }
-        crate::sync::model_event("crew-member-left");
-        state.truncate(index);
         true
     }
 }
@@ -362,12 +366,17 @@ impl State {
     /// Tells members `from ..` to leave and forgets them.
     fn truncate(&mut self, from: usize) {
         let (len, group) = (self.members.len(), self.group);
+        for member in self.members.get(from..).unwrap_or_default() {
+            // Relaxed: published by the swaps below (and by every later
+            // holder's, which happen after our release of the crew).
+            member.left.store(true, Ordering::Relaxed);
+        }
         for g in from / group..len.div_ceil(group) {
-            let first = if g == from / group { from % group } else { 0 };
             self.generation += 1;
-            let word = self.generation << GEN_SHIFT | (LEAVE + first as u64) << 1;
-            // Relaxed: a leaver reads nothing else; the word alone tells it.
-            let prior = self.groups[g].go.word.swap(word, Ordering::Relaxed);
+            // A generation that takes nobody: it only wakes the group.
+            let word = self.generation << GEN_SHIFT;
+            // Release: the leavers' flags → their Acquire load of the word.
+            let prior = self.groups[g].go.word.swap(word, Ordering::Release);
             wait::wake(&*self.groups[g].go, prior);
         }
         self.members.truncate(from);
@@ -513,6 +522,7 @@ impl Pool {
                     crew: Arc::clone(&self.crew),
                     index,
                     place: (index % size) as u64,
+                    left: AtomicBool::new(false),
                     start,
                     keep_alive: self.config.keep_alive,
                 })
@@ -574,7 +584,7 @@ impl Member {
             };
             let Ok(s) = got else {
                 // The keep-alive passed.
-                if self.crew.leave(self.index, seen) {
+                if self.crew.leave(self) {
                     return;
                 }
                 // A launch holds the crew (it may be about to wake this
@@ -592,12 +602,12 @@ impl Member {
                 continue;
             };
             seen = generation(s);
-            let command = command(s);
-            if command >= LEAVE {
-                if place >= command - LEAVE {
-                    return;
-                }
-            } else if place < command {
+            // Relaxed: the Acquire load of the word that moved read the
+            // swap that followed the flag's store, or a later one.
+            if self.left.load(Ordering::Relaxed) {
+                return;
+            }
+            if place < taking(s) {
                 // SAFETY: this member takes part: the post is this
                 // launch's until this member's done add (module docs).
                 let post = group.go.post.with(|post| unsafe { *post });
@@ -608,7 +618,7 @@ impl Member {
                 // Release: this rank's outcome → the launch's join.
                 let prior = group.done.word.fetch_add(2, Ordering::Release);
                 wait::wake(&*group.done, prior);
-                deadline = wait::deadline_after(self.keep_alive);
+                deadline = self.idle_until();
                 waiter = Waiter::idle(
                     !post.crowded && post.threads as u32 <= wait::cores(),
                     deadline,
