@@ -278,6 +278,33 @@ fn idle_threads_leave_after_the_keep_alive_and_come_back_on_demand() {
     });
 }
 
+/// A crew whose threads time out and leave between launches, and grows
+/// back: threads of a shrunk crew that have not yet seen their leave must
+/// never run a rank of a later launch (whose ranks the new threads run),
+/// so every launch still runs each rank once and exactly once.
+#[test]
+fn a_crew_that_shrinks_and_grows_again_runs_each_rank_once() {
+    // A keep-alive shorter than the pauses below: members leave in them.
+    let launcher = Launcher::new().keep_alive(Duration::from_micros(200));
+    watchdog(120, String::new, || {
+        for round in 0..scaled(300, 6) {
+            let size = 2 + round % 7;
+            let ran = AtomicUsize::new(0);
+            let ranks = launcher.launch(size, |block| {
+                ran.fetch_add(1, Ordering::Relaxed);
+                checked(block, round);
+                block.thread_rank()
+            });
+            assert_eq!(ranks, (0..size).collect::<Vec<_>>());
+            assert_eq!(ran.load(Ordering::Relaxed), size);
+            if round % 5 == 4 && !cfg!(miri) {
+                // Past the watch and the keep-alive: the crew shrinks.
+                std::thread::sleep(Duration::from_millis(3));
+            }
+        }
+    });
+}
+
 #[test]
 fn dropping_a_launcher_joins_its_threads() {
     if cfg!(miri) {
