@@ -99,7 +99,7 @@ const CLI: cli::Cli = cli::Cli {
          --only: row groups, comma-separated, of launch, results, empty, pool, cold, scope,\n\
          \x20       rayon, omp, threadteam, loop, heat, idle, over (default all)\n\
          --idle-samples: gaps per idle row (default 40)\n\
-         --group N: the crew's threads per go word, 1..=63 (needs --features bench)\n\
+         --group N: the crew's threads per go word, 1..=16 (needs --features bench)\n\
          --quick: 5 short batches per row"
             .to_owned()
     },
@@ -137,8 +137,8 @@ fn opts() -> Opts {
             Long("omp-llvm") => o.omp_llvm = Some(CLI.text(&mut parser, "--omp-llvm")),
             Long("idle-samples") => o.idle_samples = CLI.number(&mut parser, "--idle-samples"),
             Long("group") => match CLI.number(&mut parser, "--group") {
-                n @ 1..=63 => o.group = Some(n),
-                n => CLI.bad(format!("--group: {n} is not in 1..=63")),
+                n @ 1..=16 => o.group = Some(n),
+                n => CLI.bad(format!("--group: {n} is not in 1..=16")),
             },
             Long("only") => {
                 let list = CLI.text(&mut parser, "--only");

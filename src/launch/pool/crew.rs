@@ -14,13 +14,17 @@
 //! Members are in groups of [`GROUP`]; each group has two words, each on
 //! its own cache line:
 //!
-//! - **go**: `generation << 8 | taking << 1 | PARKED`, with the launch's
-//!   post (job, rank function, size) beside it on the line. A launch writes
-//!   the post, then swaps in a new generation that says how many of the
-//!   group's members take part (`Release`: the post and the job were
-//!   written before). The members wait on it through `wait/` (spin, yield,
-//!   park), as a barrier's waiters wait on its word: the swap clears
-//!   `PARKED` and, if it was set, wakes them.
+//! - **go**: `generation << 24 | taking << 16 | parked`, with the
+//!   launch's post (job, rank function, size) beside it on the line. A
+//!   launch writes the post, then replaces the word (one CAS) with a new
+//!   generation that says how many of the group's members take part
+//!   (`Release`: the post and the job were written before). The members
+//!   wait on it through `wait/` (spin, yield, park), as a barrier's waiters
+//!   wait on its word, each with a parked bit of its own (`parked`, one bit
+//!   per place in the group) and a parking key of its own: the launch
+//!   clears the bits of the members it takes and wakes those that had one,
+//!   and leaves a sleeper it does not take asleep, its bit set, so that a
+//!   smaller launch pays no wake-up for the members it does not need.
 //! - **done**: a count (`<< 1 | PARKED`) of the ranks this group ran. A
 //!   member that ran a rank adds one (`Release`: its outcome was written
 //!   before); the launch waits until every group it posted to has counted
@@ -59,7 +63,7 @@ use std::ptr;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Members per go word: a launch's swaps are one per group, and a go
+/// Members per go word: a launch makes one CAS per group, and a go
 /// word's line is read by this many members when it changes
 /// (benches/RESULTS.md, "Launch").
 const GROUP: usize = 4;
@@ -69,13 +73,13 @@ const GROUP: usize = 4;
 #[cfg(feature = "bench")]
 static BENCH_GROUP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(GROUP);
 
-/// Sets the group size of the crews made from now on, in `1 ..= 63`
+/// Sets the group size of the crews made from now on, in `1 ..= 16`
 /// (feature `bench`: for the launch bench only).
 #[cfg(feature = "bench")]
 pub fn set_crew_group(members: usize) {
     assert!(
         (1..MAX_GROUP as usize).contains(&members),
-        "a group of 1 ..= 63 members"
+        "a group of 1 ..= 16 members"
     );
     // Relaxed: a setting read by crews made later; no data rides on it.
     BENCH_GROUP.store(members, std::sync::atomic::Ordering::Relaxed);
@@ -97,19 +101,22 @@ fn group_size() -> usize {
 /// microsecond to post, so a member retrying sooner would only spin.
 const RETRY: Duration = Duration::from_millis(1);
 
-/// The waiters' bit of a go or done word.
+/// The waiter's bit of a done word.
 const PARKED: u64 = 1;
+/// A go word's parked bits, one per place in the group.
+const PARKED_BITS: u64 = (1 << TAKING_SHIFT) - 1;
+/// Where a go word's count of members taking part begins.
+const TAKING_SHIFT: u32 = 16;
 /// Where a go word's generation begins.
-const GEN_SHIFT: u32 = 8;
-/// One more than the largest group: the members a go word can say take
-/// part fit below the generation.
+const GEN_SHIFT: u32 = 24;
+/// One more than the largest group: a parked bit for each member.
 #[cfg(feature = "bench")]
-const MAX_GROUP: u64 = 1 << (GEN_SHIFT - 1);
+const MAX_GROUP: u64 = TAKING_SHIFT as u64 + 1;
 
 /// A group's go word and the post a launch leaves beside it.
 struct Go {
     word: AtomicU64,
-    /// Written by the launch holding the crew before its swap of `word`;
+    /// Written by the launch holding the crew before its CAS of `word`;
     /// read by the members taking part after their load of it.
     post: UnsafeCell<Post>,
 }
@@ -169,29 +176,85 @@ fn generation(word: u64) -> u64 {
 }
 
 fn taking(word: u64) -> u64 {
-    (word >> 1) & ((1 << (GEN_SHIFT - 1)) - 1)
+    (word >> TAKING_SHIFT) & ((1 << (GEN_SHIFT - TAKING_SHIFT)) - 1)
 }
 
-impl Word for Go {
-    type Snapshot = u64;
+/// The parked bits of places `0 .. n`.
+fn places(n: u64) -> u64 {
+    (1 << n) - 1
+}
 
-    fn load(&self, order: Ordering) -> u64 {
-        self.word.load(order)
+impl Go {
+    /// The parking key of the member at `place`: an address inside this
+    /// line, its own (`place` is below the line's size).
+    fn key(&self, place: u64) -> usize {
+        ptr::from_ref(&self.word).addr() + 1 + place as usize
     }
 
-    fn parked(s: u64) -> bool {
-        s & PARKED != 0
+    /// Replaces the word with generation `generation`, taking the first
+    /// `taking` places, and wakes those of `woken` that slept; a sleeper
+    /// not in `woken` keeps its bit and sleeps on. `order` is the CAS's
+    /// (the caller says why).
+    fn publish(&self, generation: u64, taking: u64, woken: u64, order: Ordering) -> u64 {
+        let word = generation << GEN_SHIFT | taking << TAKING_SHIFT;
+        // Relaxed: only seeds the CAS, whose own ordering carries the argument.
+        let mut prior = self.word.load(Ordering::Relaxed);
+        loop {
+            let keep = prior & PARKED_BITS & !woken;
+            // Relaxed on failure: the value found only seeds the retry.
+            match self
+                .word
+                .compare_exchange_weak(prior, word | keep, order, Ordering::Relaxed)
+            {
+                Ok(_) => break,
+                Err(now) => prior = now,
+            }
+        }
+        let mut sleepers = prior & woken;
+        while sleepers != 0 {
+            let place = u64::from(sleepers.trailing_zeros());
+            wait::wake(&Place { go: self, place }, (prior, place));
+            sleepers &= sleepers - 1;
+        }
+        prior
+    }
+}
+
+/// A group's go word as the member at `place` waits on it: its own parked
+/// bit and parking key.
+struct Place<'a> {
+    go: &'a Go,
+    place: u64,
+}
+
+impl Word for Place<'_> {
+    /// The word, and the place it is seen from.
+    type Snapshot = (u64, u64);
+
+    fn load(&self, order: Ordering) -> (u64, u64) {
+        (self.go.word.load(order), self.place)
     }
 
-    fn mark_parked(&self, s: u64) -> Result<(), u64> {
-        // Relaxed (both): `PARKED` publishes nothing; the waiter re-reads.
-        self.word
-            .compare_exchange(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
+    fn parked((word, place): (u64, u64)) -> bool {
+        word & 1 << place != 0
+    }
+
+    fn mark_parked(&self, (word, place): (u64, u64)) -> Result<(), (u64, u64)> {
+        // Relaxed (both): the bit publishes nothing; the waiter re-reads.
+        self.go
+            .word
+            .compare_exchange(
+                word,
+                word | 1 << place,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
             .map(drop)
+            .map_err(|now| (now, place))
     }
 
     fn park_key(&self) -> usize {
-        ptr::from_ref(&self.word).addr()
+        self.go.key(self.place)
     }
 }
 
@@ -367,17 +430,19 @@ impl State {
     fn truncate(&mut self, from: usize) {
         let (len, group) = (self.members.len(), self.group);
         for member in self.members.get(from..).unwrap_or_default() {
-            // Relaxed: published by the swaps below (and by every later
+            // Relaxed: published by the CASes below (and by every later
             // holder's, which happen after our release of the crew).
             member.left.store(true, Ordering::Relaxed);
         }
         for g in from / group..len.div_ceil(group) {
             self.generation += 1;
-            // A generation that takes nobody: it only wakes the group.
-            let word = self.generation << GEN_SHIFT;
+            // A generation that takes nobody, waking the leavers.
+            let first = if g == from / group { from % group } else { 0 };
+            let leavers = places(group as u64) & !places(first as u64);
             // Release: the leavers' flags → their Acquire load of the word.
-            let prior = self.groups[g].go.word.swap(word, Ordering::Release);
-            wait::wake(&*self.groups[g].go, prior);
+            self.groups[g]
+                .go
+                .publish(self.generation, 0, leavers, Ordering::Release);
         }
         self.members.truncate(from);
     }
@@ -415,13 +480,15 @@ impl State {
                 }
             });
             self.owed[g] += taking as u64;
-            let word = self.generation << GEN_SHIFT | (taking as u64) << 1;
+            let taking = taking as u64;
             // Release: the post and the job → the members' Acquire load.
-            let prior = group.go.word.swap(word, Ordering::Release);
-            if prior & PARKED != 0 {
+            let prior =
+                group
+                    .go
+                    .publish(self.generation, taking, places(taking), Ordering::Release);
+            if prior & places(taking) != 0 {
                 crate::sync::model_event("crew-woke-a-sleeping-member");
             }
-            wait::wake(&*group.go, prior);
         }
         let join = Join {
             state: self,
@@ -571,16 +638,20 @@ impl Member {
     fn serve(&self) {
         let group = &*self.group;
         let place = self.place;
+        let view = Place {
+            go: &group.go,
+            place,
+        };
         let mut seen = self.start;
         let mut deadline = self.idle_until();
         let mut waiter = Waiter::idle(true, deadline);
         loop {
-            let moved = |s: u64| (generation(s) != seen).then_some(s);
-            // Acquire: the launch's Release swap → its post and job.
-            let s = group.go.word.load(Ordering::Acquire);
+            let moved = |(s, _): (u64, u64)| (generation(s) != seen).then_some(s);
+            // Acquire: the launch's Release CAS → its post and job.
+            let s = view.load(Ordering::Acquire);
             let got = match moved(s) {
                 Some(s) => Ok(s),
-                None => waiter.wait(&*group.go, s, moved),
+                None => waiter.wait(&view, s, moved),
             };
             let Ok(s) = got else {
                 // The keep-alive passed.
@@ -603,7 +674,7 @@ impl Member {
             };
             seen = generation(s);
             // Relaxed: the Acquire load of the word that moved read the
-            // swap that followed the flag's store, or a later one.
+            // CAS that followed the flag's store, or a later one.
             if self.left.load(Ordering::Relaxed) {
                 return;
             }
