@@ -54,9 +54,9 @@ pub(crate) const FAN_IN: usize = 4;
 /// "Shape and crossover").
 pub(crate) const FLAT: usize = 2;
 mod call;
+mod debug;
 mod new;
 mod ranks;
-mod report;
 mod seat;
 #[cfg(any(loom, shuttle, feature = "bench"))]
 mod shape;

@@ -29,7 +29,7 @@ use std::time::Instant;
 /// Takes a slot of the slot list for `owner`, first starting the stall-report
 /// monitor if the environment asks for it (a wait is about to be recorded).
 fn claim(owner: (String, bool)) -> &'static WaiterSlot {
-    super::report::start_if_asked();
+    super::monitor::start_if_asked();
     slots::claim(owner)
 }
 

@@ -107,27 +107,16 @@ struct Bucket {
 unsafe impl Sync for Bucket {}
 
 impl Bucket {
-    #[cfg(not(any(loom, shuttle)))]
-    const fn new() -> Bucket {
-        Bucket {
-            lock: Lock::new(),
-            list: UnsafeCell::new(List {
-                head: ptr::null(),
-                tail: ptr::null(),
-                epoch: 0,
-            }),
-        }
-    }
-
-    #[cfg(any(loom, shuttle))]
-    fn new() -> Bucket {
-        Bucket {
-            lock: Lock::new(),
-            list: UnsafeCell::new(List {
-                head: ptr::null(),
-                tail: ptr::null(),
-                epoch: 0,
-            }),
+    crate::sync::const_unless_model! {
+        fn new() -> Bucket {
+            Bucket {
+                lock: Lock::new(),
+                list: UnsafeCell::new(List {
+                    head: ptr::null(),
+                    tail: ptr::null(),
+                    epoch: 0,
+                }),
+            }
         }
     }
 }
@@ -434,14 +423,10 @@ struct Lock(Mutex<()>);
 
 #[cfg(not(loom))]
 impl Lock {
-    #[cfg(not(shuttle))]
-    const fn new() -> Lock {
-        Lock(Mutex::new(()))
-    }
-
-    #[cfg(shuttle)]
-    fn new() -> Lock {
-        Lock(Mutex::new(()))
+    crate::sync::const_unless_model! {
+        fn new() -> Lock {
+            Lock(Mutex::new(()))
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, ()> {

@@ -1,5 +1,5 @@
-//! What a [`Team`] tells about itself: who is missing in the current phase,
-//! its `Debug`, and how a stall report describes it.
+//! What a [`Team`] shows of itself: who is missing in the current phase,
+//! its `Debug` form and its entry in a stall report.
 
 use super::Team;
 use crate::completion::Completion;
