@@ -103,27 +103,6 @@ impl<F: Completion> Team<F> {
         self.engine.key()
     }
 
-    /// Until the guard drops, this thread's wait on the team's word is
-    /// reported as a wait on the team, made at `location`, by `who` (the
-    /// rank a seat's token carries), else by thread.
-    pub(crate) fn describe_wait(
-        &self,
-        location: &'static std::panic::Location<'static>,
-        who: Option<crate::diagnostics::Who>,
-    ) -> crate::diagnostics::DescribeAs {
-        crate::diagnostics::describe_as(self.engine.key(), self.subject(), location, who)
-    }
-
-    /// As [`describe_wait`](Team::describe_wait), for the wait of the seat
-    /// `rank`, which the report names by its rank.
-    pub(crate) fn describe_seat_wait(
-        &self,
-        location: &'static std::panic::Location<'static>,
-        rank: usize,
-    ) -> crate::diagnostics::DescribeAs {
-        self.describe_wait(location, Some(crate::diagnostics::Who::Rank(rank)))
-    }
-
     /// The ranks missing in `phase` (a stall's, the current phase or the one
     /// before it), ascending: a rank whose arrival in that phase returned is
     /// not missing, also once the phase has completed.
