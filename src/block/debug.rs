@@ -77,7 +77,7 @@ pub(super) unsafe fn describe_block(
     crate::diagnostics::Described {
         kind: "BlockBarrier",
         // As its `Debug`, without the inner word's pending count, which
-        // beside `arrived` would contradict it (`Team::report_line`).
+        // beside `arrived` would contradict it (`team/debug.rs`'s `ReportLine`).
         debug: {
             struct Line<'a>(&'a BlockBarrier);
             impl fmt::Debug for Line<'_> {

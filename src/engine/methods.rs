@@ -6,9 +6,8 @@
 //! the method that names it to the stall reports, and an example per
 //! method. Each method forwards to the engine, and nothing else.
 //!
-//! Invoke it after the type's own `impl` blocks: rustdoc lists impl
-//! blocks in the order they are expanded, so the type's page then opens
-//! with its construction and arrivals.
+//! Each type invokes it after its own `impl` blocks, which rustdoc then
+//! lists first: the type's page opens with its construction and arrivals.
 
 /// Emits the shared methods for `$Type<F>`, in an `impl<F: Completion>`
 /// block:

@@ -3,36 +3,22 @@
 
 use super::Team;
 use crate::completion::Completion;
+use crate::state::Snapshot;
 use crate::sync::Ordering;
 use std::fmt;
 
-impl<F: Completion> Team<F> {
-    /// The ranks that take part in the current phase and have not arrived
-    /// in it, ascending: a snapshot, exact while nobody arrives. Ranks
-    /// taking part since construction whose seats were never handed out
-    /// count as taking part; a seat whose leave counts in the current phase
-    /// has arrived in it; a joined seat takes part from the phase it joined.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let team = syncthreads::Team::with_capacity(3, 4);
-    /// let seat = team.seat(1);
-    /// drop(seat.arrive());
-    /// assert_eq!(team.missing(), [0, 2]);
-    /// let late = team.join().unwrap();
-    /// assert_eq!(team.missing(), [0, 2, 3]);
-    /// # drop((seat, late));
-    /// ```
-    #[must_use]
-    pub fn missing(&self) -> Vec<usize> {
-        // Acquire: every entry stored before this phase's start → the reader (orderings.md).
-        let s = self.engine.word(Ordering::Acquire);
-        self.ranks.missing_in(s.phase())
-    }
-}
-
 impl<F> Team<F> {
+    /// The team's barrier, for `Debug` output only.
+    pub(crate) fn barrier_debug(&self) -> &(dyn fmt::Debug + '_) {
+        &*self.engine
+    }
+
+    /// One load of the team's word, for the queries of what is built on it.
+    #[inline]
+    pub(crate) fn word(&self, order: Ordering) -> Snapshot {
+        self.engine.word(order)
+    }
+
     /// `arrived: N, expected: M` of the current phase, for the `Debug` of
     /// the team and of what is built on it.
     pub(crate) fn debug_progress(&self, f: &mut fmt::DebugStruct<'_, '_>) {
@@ -54,46 +40,6 @@ impl<F> Team<F> {
         f.field("phase_parity", &s.parity())
             .field("tx", &s.tx())
             .field("poisoned", &s.poison().is_some());
-    }
-}
-
-impl<F> fmt::Debug for Team<F> {
-    /// The current phase's progress (participants arrived, and expected;
-    /// the tree's arrivals included), the shape and the barrier's decoded
-    /// word, e.g.
-    /// `Team { arrived: 3, expected: 16, capacity: 16, fan_in: 4, nodes: 5, barrier: Barrier { phase_parity: false, pending: 16, expected: 16, tx: 0, poisoned: false } }`.
-    /// The word's own `pending` counts only the arrivals that have reached
-    /// it (the tree and the rank table hold the others), so a stall report
-    /// shows the team without it. Never blocks.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("Team");
-        self.debug_progress(&mut d);
-        d.field("capacity", &self.capacity)
-            .field("fan_in", &self.fan_in)
-            .field("nodes", &self.front.nodes().len())
-            .field("barrier", &*self.engine)
-            .finish()
-    }
-}
-
-impl<F> Team<F> {
-    /// The team as a stall report shows it: its `Debug` with the word's
-    /// fields that agree with `arrived` beside it, e.g.
-    /// `Team { arrived: 3, expected: 4, phase_parity: false, tx: 0, poisoned: false, capacity: 4, fan_in: 4, nodes: 2 }`.
-    pub(crate) fn report_line(&self) -> String {
-        struct Line<'a, F>(&'a Team<F>);
-        impl<F> fmt::Debug for Line<'_, F> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                let mut d = f.debug_struct("Team");
-                self.0.debug_progress(&mut d);
-                self.0.debug_word(&mut d);
-                d.field("capacity", &self.0.capacity)
-                    .field("fan_in", &self.0.fan_in)
-                    .field("nodes", &self.0.front.nodes().len())
-                    .finish()
-            }
-        }
-        format!("{:?}", Line(self))
     }
 }
 
@@ -123,6 +69,42 @@ impl<F: Completion> Team<F> {
     }
 }
 
+impl<F> fmt::Debug for Team<F> {
+    /// The current phase's progress (participants arrived, and expected;
+    /// the tree's arrivals included), the shape and the barrier's decoded
+    /// word, e.g.
+    /// `Team { arrived: 3, expected: 16, capacity: 16, fan_in: 4, nodes: 5, barrier: Barrier { phase_parity: false, pending: 16, expected: 16, tx: 0, poisoned: false } }`.
+    /// The word's own `pending` counts only the arrivals that have reached
+    /// it (the tree and the rank table hold the others), so a stall report
+    /// shows the team without it. Never blocks.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Team");
+        self.debug_progress(&mut d);
+        d.field("capacity", &self.capacity)
+            .field("fan_in", &self.fan_in)
+            .field("nodes", &self.front.nodes().len())
+            .field("barrier", &*self.engine)
+            .finish()
+    }
+}
+
+/// The team as a stall report shows it: its `Debug` with the word's
+/// fields that agree with `arrived` beside it, e.g.
+/// `Team { arrived: 3, expected: 4, phase_parity: false, tx: 0, poisoned: false, capacity: 4, fan_in: 4, nodes: 2 }`.
+struct ReportLine<'a, F>(&'a Team<F>);
+
+impl<F> fmt::Debug for ReportLine<'_, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Team");
+        self.0.debug_progress(&mut d);
+        self.0.debug_word(&mut d);
+        d.field("capacity", &self.0.capacity)
+            .field("fan_in", &self.0.fan_in)
+            .field("nodes", &self.0.front.nodes().len())
+            .finish()
+    }
+}
+
 /// A `Team<F>` for a stall report: its kind, `Debug` and missing ranks.
 ///
 /// # Safety
@@ -137,7 +119,7 @@ unsafe fn describe<F: Completion>(
     let team = unsafe { &*(ptr as *const Team<F>) };
     crate::diagnostics::Described {
         kind: "Team",
-        debug: team.report_line(),
+        debug: format!("{:?}", ReportLine(team)),
         // The stall's phase, not the current one: once it completes, its
         // woken waiters are still recorded until they return.
         missing: Some(team.missing_in_phase(phase)),

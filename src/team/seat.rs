@@ -65,6 +65,8 @@ pub struct Seat<'a, F: Completion = ()> {
 // words on 64-bit targets).
 #[cfg(target_pointer_width = "64")]
 crate::assert::assert_eq_size!(Seat<'static, ()>, [u64; 4]);
+crate::assert::assert_impl_all!(Seat<'static>: Send);
+crate::assert::assert_not_impl_any!(Seat<'static>: Sync, Clone);
 
 // Like a `Barrier`, a seat is safe to use across `catch_unwind`: its
 // operations check before they mutate, and its `Cell` (the phase of its last
