@@ -16,7 +16,7 @@
 /// - `$arrive`, `$arrive_and_wait`: doc links to its arrivals;
 /// - `engine`: the field that holds its engine;
 /// - `subject`: its method that gives the subject of its waits, which the
-///   engine hands to the stall reports (it must own the engine);
+///   engine hands to the stall reports (the engine itself, or what owns it);
 /// - then, per method in the order below, its `# Examples` section.
 macro_rules! engine_methods {
     (
