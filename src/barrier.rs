@@ -265,7 +265,9 @@ impl<F: Completion> Barrier<F> {
         let arrival = self.engine.update(Op::ArriveAndWait);
         if !arrival.completed {
             let target = Target::Arrival(arrival.phase);
-            self.engine.wait_for("arrive_and_wait()", target, None);
+            let subject = self.subject();
+            self.engine
+                .wait_for("arrive_and_wait()", target, None, subject, None);
         }
         BarrierWaitResult {
             is_leader: arrival.completed,
@@ -422,7 +424,19 @@ impl<F: Completion> Barrier<F> {
     pub fn arrive_and_wait_async(&self) -> ArriveAndWaitFuture<'_, F> {
         let name = "arrive_and_wait_async()";
         let arrival = self.engine.update(Op::ArriveAndWaitAsync);
-        ArriveAndWaitFuture::arrived(&self.engine, name, arrival.phase, arrival.completed)
+        let subject = self.subject();
+        ArriveAndWaitFuture::arrived(
+            &self.engine,
+            name,
+            arrival.phase,
+            arrival.completed,
+            subject,
+        )
+    }
+
+    /// The barrier as the stall reports name its waits: its engine.
+    fn subject(&self) -> crate::diagnostics::Subject {
+        self.engine.subject()
     }
 }
 

@@ -6,9 +6,11 @@
 //! `loom-tests/`) and `--cfg shuttle` (randomized schedules) swap them all
 //! at once. What stays on std is process-wide state that no model explores
 //! (the wait policy's tuning hints and bench counters, the launch pool's
-//! core count, the diagnostics' slot list), each saying so where it is.
+//! count of running threads, the diagnostics' records), each saying so
+//! where it is.
 //!
-//! The parking backend follows the same switch in [`crate::park`].
+//! The parking backend follows the same switch in [`crate::park`] (whose
+//! Miri backend is std's `Mutex` and `Condvar`).
 
 // The model checkers are optional dependencies (out of every user's
 // lockfile): a model build names the feature along with the cfg.

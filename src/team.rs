@@ -1,38 +1,14 @@
-//! `Team` and `Seat`: a combining arrival tree in front of a [`Barrier`]'s
-//! word, so that the word is updated about once per phase however many
-//! threads arrive.
-//!
-//! Seat `r` belongs to leaf `r / fan_in`; every `fan_in` nodes of a level
-//! have a parent on the next, up to one root (a grid's team, `Team::grid`,
-//! instead gives each block's seats a subtree of their own below a tree
-//! over the blocks: `tree::build_grid`). Each node is a countdown word
-//! on its own cache line (`team/tree.rs`). A seat's arrival is one
-//! `fetch_add` on its leaf; the last arrival of a round at a node re-arms
-//! the node and climbs with the round's sums; the root's last arriver makes
-//! one combined arrival on the word (`Engine::arrive_combined`). Waiters
-//! poll the word only, so every semantic of a `Barrier` (tokens, parity,
-//! tx, completion, `is_leader`, poisoning, retirement) stays on the word.
-//! What an arrival passes through is the team's front (`tree::Front`): a
-//! tree, or for a team of at most [`FLAT`] seats nothing, each seat's
-//! arrival being one RMW of the word (`Seat::arrive_flat`).
-//!
-//! The tree is built for the team's capacity; ranks that do not take part
-//! cost a phase nothing. A seat leaves (`arrive_and_drop`, or a drop) with a
-//! contribution that may be folded into the round before; `Team::join`
-//! marks a free rank in the per-rank table (`team/ranks.rs`) and attaches
-//! its leaf from the next round on. The per-rank table is what `missing()`,
-//! the progress in `Debug` and `join` read.
-//!
-//! The design, leaving, joining and a team's memory are argued in
-//! [docs/design/team-tree.md](../docs/design/team-tree.md); the memory
-//! ordering, point by point, in
-//! [docs/design/orderings.md](../docs/design/orderings.md). The shape's
-//! measurements: benches/RESULTS.md, "Team and block".
+//! `Team` and `Seat`: a combining arrival tree (the team's front) in front
+//! of a [`Barrier`]'s word, so that the word is updated about once per
+//! phase however many threads arrive. `Team`, its construction, seats and
+//! joins are here; what it shows of itself in `team/debug.rs`, the waits it
+//! shares with a `Barrier` in `team/shared.rs`, its seats in `team/seat.rs`,
+//! the per-rank table in `team/ranks.rs`, the tree in `team/tree.rs`. The
+//! design: [docs/design/team-tree.md](../docs/design/team-tree.md).
 
 use crate::completion::Completion;
 use crate::engine::Engine;
 use crate::phase::Phase;
-use crate::state::Snapshot;
 use crate::sync::{Mutex, Ordering};
 use crate::token::{ArrivalToken, BarrierWaitResult};
 #[cfg(doc)]
@@ -41,31 +17,20 @@ use call::SeatCall;
 use crossbeam_utils::CachePadded;
 use std::fmt;
 
-/// Default fan-in of the tree: the fastest of 2, 4, 8 and 16 at 8 and 16
-/// threads, measured when the seats' contributions were CASes
-/// and again with the single `fetch_add`, where it is the fastest or level
-/// with 8 at every thread count from 4 to 16 (benches/RESULTS.md, "Shape and
-/// crossover"). Fan-in 2 climbs a level
-/// more per phase; 8 and 16 put that many seats' RMWs on one node's line.
-pub(crate) const FAN_IN: usize = 4;
-/// Teams of at most this many seats go flat: with two seats there is
-/// nothing to combine and every tree shape was slower than the flat word,
-/// while from four seats on one node already beats it (benches/RESULTS.md,
-/// "Shape and crossover").
-pub(crate) const FLAT: usize = 2;
 mod call;
-mod new;
+mod debug;
 mod ranks;
-mod report;
 mod seat;
+mod seats;
 #[cfg(any(loom, shuttle, feature = "bench"))]
 mod shape;
 mod shared;
 mod tree;
 
-use ranks::{RankEntry, Ranks, LEFT, PART, UNHANDED};
+use ranks::{RankEntry, Ranks, LEFT, PART};
 pub use seat::Seat;
-use tree::{Contribution, Front};
+pub use seats::Seats;
+use tree::{Contribution, Front, FAN_IN, FLAT};
 
 /// A [`Barrier`] with a combining tree in front of its word, for many
 /// threads: its participants arrive through [`Seat`]s, and the word is
@@ -98,16 +63,12 @@ use tree::{Contribution, Front};
 ///
 /// A team made [`with_capacity`](Team::with_capacity) has ranks beyond its
 /// first seats; [`join`](Team::join) hands out a seat for the lowest free
-/// one while phases run (Java's `Phaser::register`), and a seat leaves with
-/// [`arrive_and_drop`](Seat::arrive_and_drop) or by being dropped. A
-/// joined seat takes part from the current phase on (the phase then waits
-/// for it); a join in a completion window joins the next phase. A rank is
-/// free again from the phase after its seat's leave, the leave being that
-/// seat's arrival in its phase (for a seat that had already arrived in the
-/// current phase, that is the next one). A retired team (every seat left
-/// and the last phase completed) never comes back: a join on it panics, as
-/// registering on a terminated `Phaser` fails. [`missing`](Team::missing)
-/// and `Debug` tell who has not arrived in the current phase.
+/// one while phases run (Java's `Phaser::register`; it says when a rank is
+/// free again), and a seat leaves with [`arrive_and_drop`](Seat::arrive_and_drop)
+/// or by being dropped. A retired team (every seat left and the last phase
+/// completed) never comes back: a join on it panics, as registering on a
+/// terminated `Phaser` fails. [`missing`](Team::missing) and `Debug` tell
+/// who has not arrived in the current phase.
 ///
 /// # Misuse
 ///
@@ -136,18 +97,15 @@ use tree::{Contribution, Front};
 /// });
 /// ```
 pub struct Team<F = ()> {
-    /// On its own cache line: the seats read `front` and `fan_in` on every
-    /// arrival, and they must not share a line with the word that the
-    /// root's CAS and every waiter's poll bounce between cores.
+    /// On its own cache line, away from `front` and `fan_in`, which every
+    /// arrival reads: the root's CAS and every waiter's poll bounce it.
     engine: CachePadded<Engine<F>>,
     /// What a seat's arrival passes through: nothing, or the tree.
     front: Front,
-    /// The per-rank table (team/ranks.rs), one entry per rank of the
-    /// capacity, each on a cache line that only its seat writes.
+    /// The per-rank table (team/ranks.rs), one line per rank.
     ranks: Ranks,
-    /// Held by a join from its first look at the table to its last change
-    /// of the tree, so joins see each other's entries and revive empty
-    /// nodes one at a time.
+    /// Held by a join from its first look to its last change of the tree:
+    /// joins see each other's entries and revive empty nodes one at a time.
     joins: Mutex<()>,
     seats: u32,
     capacity: u32,
@@ -157,10 +115,196 @@ pub struct Team<F = ()> {
 // `Team<F>: Send + Sync` when `F: Send`, as its barrier; the tree and the
 // per-rank table are atomics.
 crate::assert::assert_impl_all!(Team: Send, Sync);
-crate::assert::assert_impl_all!(Seat<'static>: Send);
-crate::assert::assert_not_impl_any!(Seat<'static>: Sync, Clone);
+
+impl Team {
+    /// Creates a team of `seats` seats, in phase 0, with no completion
+    /// function, and the default shape.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = syncthreads::Team::new(4);
+    /// assert_eq!(team.seat_count(), 4);
+    /// assert!(!team.phase_parity());
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn new(seats: usize) -> Team {
+        Team::checked(
+            &format_args!("Team::new({seats})"),
+            seats,
+            seats,
+            FAN_IN,
+            FLAT,
+            || Engine::new(seats),
+        )
+    }
+
+    /// Creates a team of `capacity` ranks of which `0 .. seats` take part
+    /// from phase 0, as in [`Team::new(seats)`](Team::new); the others can
+    /// [`join`](Team::join) later. The tree is shaped for the capacity; a
+    /// rank that does not take part costs a phase nothing.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= capacity <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = syncthreads::Team::with_capacity(2, 8);
+    /// assert_eq!((team.seat_count(), team.capacity()), (2, 8));
+    /// let late = team.join().expect("ranks 2 .. 8 are free");
+    /// assert_eq!(late.rank(), 2);
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn with_capacity(seats: usize, capacity: usize) -> Team {
+        Team::checked(
+            &format_args!("Team::with_capacity({seats}, {capacity})"),
+            seats,
+            capacity,
+            FAN_IN,
+            FLAT,
+            || Engine::new(seats),
+        )
+    }
+
+    /// The team of a grid of `blocks` blocks of `threads` seats each
+    /// (`Front::grid`): seat `r` is thread `r % threads` of block
+    /// `r / threads`. The caller checked `1 <= blocks * threads <= MAX`.
+    pub(crate) fn grid(blocks: usize, threads: usize) -> Team {
+        let seats = blocks * threads;
+        let front = Front::grid(blocks, threads, FAN_IN, FLAT);
+        Team::build(Engine::new(seats), front, seats, seats, FAN_IN)
+    }
+}
+
+impl<F: FnMut() + Send> Team<F> {
+    /// Creates a team of `seats` seats whose completion function `f` runs
+    /// once per phase, as [`Barrier::with_completion`]'s does: on the thread
+    /// whose arrival completed the phase, after every arrival of the phase
+    /// and before any wait for it returns.
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let phases = AtomicUsize::new(0);
+    /// let team = syncthreads::Team::with_completion(6, || {
+    ///     phases.fetch_add(1, Ordering::Relaxed);
+    /// });
+    /// std::thread::scope(|s| {
+    ///     for seat in team.seats() {
+    ///         s.spawn(move || {
+    ///             for _ in 0..10 {
+    ///                 seat.arrive_and_wait();
+    ///             }
+    ///         });
+    ///     }
+    /// });
+    /// // Ten, and the one in which the seats left as their threads ended.
+    /// assert_eq!(phases.load(Ordering::Relaxed), 11);
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn with_completion(seats: usize, f: F) -> Team<F> {
+        Team::checked(
+            &format_args!("Team::with_completion({seats}, _)"),
+            seats,
+            seats,
+            FAN_IN,
+            FLAT,
+            || Engine::with_completion(seats, f),
+        )
+    }
+
+    /// [`Team::with_capacity`] with a completion function, as
+    /// [`Team::with_completion`].
+    ///
+    /// # Panics
+    ///
+    /// Unless `1 <= seats <= capacity <= Barrier::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let phases = AtomicUsize::new(0);
+    /// let team = syncthreads::Team::with_completion_and_capacity(1, 4, || {
+    ///     phases.fetch_add(1, Ordering::Relaxed);
+    /// });
+    /// let first = team.seat(0);
+    /// first.arrive_and_wait(); // phase 0: rank 0 alone
+    /// let second = team.join().unwrap();
+    /// drop(second.arrive());
+    /// first.arrive_and_wait(); // phase 1: both
+    /// assert_eq!(phases.load(Ordering::Relaxed), 2);
+    /// # drop(second);
+    /// ```
+    #[track_caller]
+    #[must_use]
+    pub fn with_completion_and_capacity(seats: usize, capacity: usize, f: F) -> Team<F> {
+        Team::checked(
+            &format_args!("Team::with_completion_and_capacity({seats}, {capacity}, _)"),
+            seats,
+            capacity,
+            FAN_IN,
+            FLAT,
+            || Engine::with_completion(seats, f),
+        )
+    }
+}
 
 impl<F> Team<F> {
+    /// A constructor's team, checked (panics name `call`) before `engine` makes the word.
+    #[track_caller]
+    fn checked(
+        call: &dyn fmt::Display,
+        seats: usize,
+        capacity: usize,
+        fan_in: usize,
+        flat: usize,
+        engine: impl FnOnce() -> Engine<F>,
+    ) -> Team<F> {
+        crate::op::participants(format_args!("{call}"), "the seat count", seats);
+        let max = crate::state::MAX as usize;
+        if !(seats..=max).contains(&capacity) {
+            panic!("syncthreads: {call}: the capacity must be in {seats} ..= {max} (the seat count ..= Barrier::MAX)");
+        }
+        let front = Front::new(call, seats, capacity, fan_in, flat);
+        Team::build(engine(), front, seats, capacity, fan_in)
+    }
+
+    /// The team of checked arguments, with its front.
+    fn build(
+        engine: Engine<F>,
+        front: Front,
+        seats: usize,
+        capacity: usize,
+        fan_in: usize,
+    ) -> Team<F> {
+        Team {
+            engine: CachePadded::new(engine),
+            front,
+            ranks: Ranks::new(seats, capacity),
+            joins: Mutex::new(()),
+            seats: seats as u32,
+            capacity: capacity as u32,
+            fan_in: fan_in as u32,
+        }
+    }
+
     /// The number of seats the team was made with.
     ///
     /// # Examples
@@ -186,61 +330,9 @@ impl<F> Team<F> {
     pub fn capacity(&self) -> usize {
         self.capacity as usize
     }
-
-    /// The team's heap bytes (the tree and the per-rank table), for the
-    /// memory table.
-    #[cfg(test)]
-    fn heap_bytes(&self) -> usize {
-        self.front.heap_bytes() + self.ranks.heap_bytes()
-    }
-
-    /// The number of tree nodes (0 for a flat team).
-    #[cfg(test)]
-    fn nodes(&self) -> usize {
-        self.front.nodes().len()
-    }
-
-    /// The team's word, decoded as a `Barrier`'s `Debug`: for the crate's
-    /// own tests (feature `bench`), not a stable API.
-    #[cfg(feature = "bench")]
-    #[doc(hidden)]
-    #[must_use]
-    pub fn bench_word(&self) -> String {
-        format!("{:?}", *self.engine)
-    }
-
-    /// The team's barrier, for `Debug` output only.
-    pub(crate) fn barrier_debug(&self) -> &(dyn fmt::Debug + '_) {
-        &*self.engine
-    }
-
-    /// One load of the team's word, for the queries of what is built on it.
-    #[inline]
-    pub(crate) fn word(&self, order: Ordering) -> Snapshot {
-        self.engine.word(order)
-    }
 }
 
 impl<F: Completion> Team<F> {
-    /// Claims `rank`, taking part since construction and not handed out
-    /// yet; what its entry said otherwise.
-    fn claim(&self, rank: usize) -> Result<(), RankEntry> {
-        let entry = self.ranks.entry(rank);
-        // Relaxed: the CAS's atomicity alone hands the rank out; it publishes nothing (orderings.md).
-        let mut e = RankEntry(entry.load(Ordering::Relaxed));
-        loop {
-            if e.state() != UNHANDED {
-                return Err(e);
-            }
-            let part = RankEntry::new(PART, e.wide());
-            // Relaxed: as above.
-            match entry.compare_exchange_weak(e.0, part.0, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => return Ok(()),
-                Err(found) => e = RankEntry(found),
-            }
-        }
-    }
-
     /// Hands out the seat of `rank`, once per rank, for the ranks that take
     /// part since construction (`0 .. seat_count()`); the others are
     /// handed out by [`join`](Team::join).
@@ -269,7 +361,7 @@ impl<F: Completion> Team<F> {
             "syncthreads: Team::seat({rank}): rank out of range: the team has capacity {capacity} (ranks 0 ..= {})",
             capacity - 1
         );
-        match self.claim(rank) {
+        match self.ranks.claim(rank) {
             Ok(()) => Seat::new(self, rank, u64::MAX, false),
             Err(e) if e.state() == PART => {
                 panic!("syncthreads: Team::seat({rank}): seat {rank} was already handed out (each rank once)")
@@ -287,25 +379,22 @@ impl<F: Completion> Team<F> {
     /// The seat of `rank` if it was not handed out yet (`rank` in range).
     pub(crate) fn try_seat(&self, rank: usize) -> Option<Seat<'_, F>> {
         debug_assert!(rank < self.seat_count());
-        self.claim(rank)
+        self.ranks
+            .claim(rank)
             .ok()
             .map(|()| Seat::new(self, rank, u64::MAX, false))
     }
 
     /// Hands out a seat for the lowest free rank, taking part from the
     /// current phase on (Java's `Phaser::register`); `None` if no rank is
-    /// free.
-    ///
-    /// A rank is free when it does not take part and nothing of it is owed
-    /// or counted in the current phase: the ranks `seat_count() ..
-    /// capacity()` from the start, and the rank of a seat that left from
-    /// the phase after its leave (a leave is that seat's arrival in its
-    /// phase; for a seat that had arrived in the current phase, that is the
-    /// next one). The current phase then also waits for the new seat's
-    /// arrival, and its first arrival belongs to it, as for
-    /// [`Barrier::add_participants`]. Called while the completion function
-    /// of a phase runs, it blocks until the next phase has started and
-    /// joins that one. A join allocates nothing.
+    /// free: not taking part, nothing of it owed or counted in the current
+    /// phase (the ranks `seat_count() .. capacity()` from the start, and
+    /// the rank of a seat that left from the phase after its leave, the
+    /// leave being its arrival: see below). The current phase then also
+    /// waits for the new seat's arrival, and its first arrival belongs to
+    /// it, as for [`Barrier::add_participants`]. Called while the completion
+    /// function of a phase runs, it blocks until the next phase has started
+    /// and joins that one. A join allocates nothing.
     ///
     /// # When a left rank is free again
     ///
@@ -314,11 +403,9 @@ impl<F: Completion> Team<F> {
     /// `p + 2`, not `p + 1`: its leave counts as its arrival in `p + 1`
     /// (in `missing()` and `Debug` too), so in `p + 1` the rank is still
     /// counted, and a seat joined there would be a second participant of
-    /// one rank in one phase. The crate also could not promise `p + 1`:
-    /// whether such a leave is folded into `p` or lands in `p + 1` at its
-    /// tree node depends on whether that node's round `p` had completed, a
-    /// race that no caller sees, so the rank would be free in `p + 1` on
-    /// some runs and not on others. A seat that leaves without having
+    /// one rank in one phase (the package's docs/design/team-tree.md, "When
+    /// a left rank is free again", says why `p + 1` could not be promised
+    /// either). A seat that leaves without having
     /// arrived in the current phase `p` (its leave is its arrival there)
     /// frees its rank from `p + 1`.
     ///
@@ -373,10 +460,9 @@ impl<F: Completion> Team<F> {
             .joins
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // A first look, to refuse a full team without touching the word:
-        // only its refusal counts (team-tree.md, "The first look").
-        // Relaxed: a stale word answers as a join a moment earlier would,
-        // a wrong "free" is caught below, and nothing read is handed on.
+        // A first look refuses a full team without touching the word
+        // (team-tree.md, "The first look"). Relaxed: only its refusal
+        // counts, a wrong "free" is caught below, nothing is handed on.
         let mut s = engine.word(Ordering::Relaxed);
         if s.is_completing() {
             s = engine.wait_for_next_phase(call.joining());
@@ -389,21 +475,19 @@ impl<F: Completion> Team<F> {
         let joined = engine
             .join(call.joining(), 1)
             .expect("one participant joins");
-        // The phase may have moved on since the look above. Now it cannot
-        // complete before this participant arrives, so the table reads
-        // exactly (orderings.md, "Reading the per-rank table").
+        // The phase cannot complete now before this participant arrives: the
+        // table reads exactly (orderings.md, "Reading the per-rank table").
         let wide = self.ranks.wide_phase(joined);
         let Some(rank) = self.ranks.lowest_free(wide) else {
-            // The first look straddled a completion: leave again at once,
-            // as a joined seat dropped before its first arrival would
-            // (team-tree.md, "The first look"), outside the join lock.
+            // The first look straddled a completion: leave again, outside
+            // the join lock (team-tree.md, "The first look").
             crate::sync::model_event("team-join-leaves-again");
             drop(joins);
             let _left = engine.arrive_combined(call.combined(1, 1, 0, true));
             return None;
         };
-        // Relaxed: the seat is handed to its thread with a happens-before
-        // edge, and later joins read it under the lock.
+        // Relaxed: the seat reaches its thread by a happens-before edge;
+        // later joins read it under the lock.
         self.ranks
             .entry(rank)
             .store(RankEntry::new(PART, wide).0, Ordering::Relaxed);
@@ -437,11 +521,33 @@ impl<F: Completion> Team<F> {
         }
     }
 
-    /// One seat-less arrival and wait on the team's word, bypassing the
-    /// tree: only for a caller that never hands out a seat of this team
-    /// (a `BlockBarrier` used seat-less), for which the team is a plain
-    /// barrier of `seat_count()` participants. `name` is the call the user
-    /// made, for the messages.
+    /// The ranks that take part in the current phase and have not arrived
+    /// in it, ascending: a snapshot, exact while nobody arrives. Ranks
+    /// taking part since construction whose seats were never handed out
+    /// count as taking part; a seat whose leave counts in the current phase
+    /// has arrived in it; a joined seat takes part from the phase it joined.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let team = syncthreads::Team::with_capacity(3, 4);
+    /// let seat = team.seat(1);
+    /// drop(seat.arrive());
+    /// assert_eq!(team.missing(), [0, 2]);
+    /// let late = team.join().unwrap();
+    /// assert_eq!(team.missing(), [0, 2, 3]);
+    /// # drop((seat, late));
+    /// ```
+    #[must_use]
+    pub fn missing(&self) -> Vec<usize> {
+        // Acquire: every entry stored before this phase's start → the reader (orderings.md).
+        let s = self.engine.word(Ordering::Acquire);
+        self.ranks.missing_in(s.phase())
+    }
+
+    /// One seat-less arrival and wait on the word, bypassing the tree, for a
+    /// caller that never hands out a seat (a `BlockBarrier` used seat-less);
+    /// `name` is the call the user made, for the messages.
     #[track_caller]
     #[inline]
     pub(crate) fn arrive_and_wait_seatless(&self, name: &'static str) -> BarrierWaitResult {
@@ -453,13 +559,7 @@ impl<F: Completion> Team<F> {
     pub(crate) fn phase(&self) -> Phase {
         self.engine.phase()
     }
-}
 
-// The methods shared with a `Barrier` (the waits, tx, poisoning), after
-// the team's own (team/shared.rs).
-shared::shared_methods!();
-
-impl<F: Completion> Team<F> {
     /// The root's climber: one combined arrival of round `round` on the word.
     #[track_caller]
     #[inline]
@@ -471,20 +571,15 @@ impl<F: Completion> Team<F> {
         quiet: bool,
     ) -> (ArrivalToken, bool) {
         if sums.arrivals == 0 {
-            // Nothing for the word: every seat this round counts is a joined
-            // seat that left before its first arrival, which it makes on the
-            // word itself, after this climb (`Seat::leave`). An RMW here
-            // would change nothing; without it, no leave can meet a word
-            // that such an arrival already retired.
+            // Nothing for the word: every seat counted left before its first
+            // arrival, which it makes on the word after this climb
+            // (`Seat::leave`; team-tree.md, "Joining").
             return (self.engine.token_for(round), false);
         }
         let op = if sums.arrivals == sums.drops {
-            // A round of leavers only, which may be early: every seat left
-            // while phase `round - 1` was still running (team-tree.md,
-            // "Leaving"). The word decides, in the RMW: drops folded into
-            // that phase if it still runs, arrivals and drops of `round`
-            // otherwise. Never a wait (the last leaver may be the thread
-            // that would end phase `round - 1`, e.g. by `complete_tx`).
+            // Leavers only, maybe early: the RMW folds the drops into phase
+            // `round - 1` if it still runs, else counts them in `round`;
+            // never a wait (team-tree.md, "Leaving").
             call.leave_after(round.prev(), sums.drops, quiet)
         } else {
             call.combined(sums.arrivals, sums.drops, 0, quiet)
@@ -493,88 +588,10 @@ impl<F: Completion> Team<F> {
     }
 }
 
-/// The iterator of [`Team::seats`].
-///
-/// # Examples
-///
-/// ```
-/// let team = syncthreads::Team::new(3);
-/// assert_eq!(team.seats().count(), 3);
-/// assert_eq!(team.seats().count(), 0); // all handed out
-/// ```
-pub struct Seats<'a, F: Completion = ()> {
-    team: &'a Team<F>,
-    next: usize,
-}
-
-impl<'a, F: Completion> Iterator for Seats<'a, F> {
-    type Item = Seat<'a, F>;
-
-    fn next(&mut self) -> Option<Seat<'a, F>> {
-        while self.next < self.team.seat_count() {
-            let rank = self.next;
-            self.next += 1;
-            if self.team.claim(rank).is_ok() {
-                return Some(Seat::new(self.team, rank, u64::MAX, false));
-            }
-        }
-        None
-    }
-}
-
-impl<F: Completion> fmt::Debug for Seats<'_, F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Seats").field("next", &self.next).finish()
-    }
-}
+// The methods shared with a `Barrier` (the waits, tx, poisoning), after
+// the team's own (team/shared.rs). The team's public methods stay in this
+// file: rustdoc lists a child module's impl blocks before its parent's.
+shared::shared_methods!();
 
 #[cfg(all(test, not(any(loom, shuttle))))]
-mod tests {
-    use super::*;
-    use tree::Node;
-
-    #[test]
-    fn tree_shape_and_memory_table() {
-        let line = std::mem::size_of::<crate::lines::Line<Node>>();
-        for (seats, nodes) in [
-            (1, 0),
-            (2, 0),
-            (3, 1),
-            (4, 1),
-            (5, 3),
-            (16, 5),
-            (17, 8),
-            (64, 21),
-            (1024, 341),
-        ] {
-            // Miri takes minutes over a 1024-seat table; the smaller rows
-            // run the same code under it.
-            if cfg!(miri) && seats > 64 {
-                continue;
-            }
-            let team = Team::new(seats);
-            assert_eq!(team.nodes(), nodes, "{seats} seats");
-            // Each array has one spare cell (lines.rs).
-            let trees = usize::from(nodes > 0);
-            assert_eq!(team.heap_bytes(), (nodes + trees + seats + 1) * line);
-            // The shape is the capacity's, whoever takes part.
-            assert_eq!(Team::with_capacity(1, seats).nodes(), nodes);
-        }
-        if cfg!(target_arch = "x86_64") {
-            assert_eq!(line, 128);
-            assert_eq!(std::mem::size_of::<Team>(), 256);
-            for (seats, heap) in [
-                (2, 384),
-                (4, 896),
-                (16, 2944),
-                (64, 11_136),
-                (1024, 174_976),
-            ] {
-                if cfg!(miri) && seats > 64 {
-                    continue;
-                }
-                assert_eq!(Team::new(seats).heap_bytes(), heap, "{seats} seats");
-            }
-        }
-    }
-}
+mod tests;

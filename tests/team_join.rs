@@ -8,7 +8,7 @@ mod common;
 
 use common::ledger::{self, Ledger};
 use common::shape::{self, Shape};
-use common::{assert_word, eventually, mix, panic_of, progress_of, watchdog};
+use common::{assert_word, eventually, mix, on_threads, panic_of, progress_of, watchdog};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -190,31 +190,27 @@ fn joins_on_a_flat_team_answer_as_on_a_tree() {
 #[test]
 fn a_joined_seat_arrives_with_the_others_across_threads() {
     for (what, team) in shapes(3, 16) {
-        let team = &team;
-        watchdog(
+        let joined_arrivals = AtomicUsize::new(0);
+        let seats: Vec<_> = team.seats().collect();
+        let late = team.join().unwrap();
+        // The joined seat (`true`) counts each arrival before it makes it.
+        let seats = std::iter::once((late, true)).chain(seats.into_iter().map(|s| (s, false)));
+        on_threads(
             60,
             || format!("{what}: {team:?}"),
-            || {
-                let joined_arrivals = AtomicUsize::new(0);
-                thread::scope(|s| {
-                    let seats: Vec<_> = team.seats().collect();
-                    let late = team.join().unwrap();
-                    let joined_arrivals = &joined_arrivals;
-                    s.spawn(move || {
-                        for _ in 0..200 {
-                            joined_arrivals.fetch_add(1, Ordering::Relaxed);
-                            late.arrive_and_wait();
-                        }
-                    });
-                    for seat in seats {
-                        s.spawn(move || {
-                            for phase in 1..=200 {
-                                seat.arrive_and_wait();
-                                assert!(joined_arrivals.load(Ordering::Relaxed) >= phase);
-                            }
-                        });
+            seats,
+            |(seat, late)| {
+                if late {
+                    for _ in 0..200 {
+                        joined_arrivals.fetch_add(1, Ordering::Relaxed);
+                        seat.arrive_and_wait();
                     }
-                });
+                } else {
+                    for phase in 1..=200 {
+                        seat.arrive_and_wait();
+                        assert!(joined_arrivals.load(Ordering::Relaxed) >= phase);
+                    }
+                }
             },
         );
     }
@@ -700,71 +696,70 @@ fn churn(threads: usize, capacity: usize, phases: u64, shape: Shape) {
     let leaders = Mutex::new(BTreeMap::<u64, usize>::new());
     let team = shape.team_with(1, capacity, || ledger.lock().unwrap().complete());
     let what = format!("{threads} threads, capacity {capacity}, {}", shape.name);
-    watchdog(
+    let anchor = team.seat(0);
+    ledger.lock().unwrap().join(0);
+    // The joiners (`None`), then the anchor, rank 0 (`Some`).
+    let roles = (0..threads)
+        .map(|id| (id, None))
+        .chain([(threads, Some(anchor))]);
+    on_threads(
         240,
         || format!("{what}: {team:?}"),
-        || {
-            thread::scope(|s| {
-                let anchor = team.seat(0);
-                ledger.lock().unwrap().join(0);
-                for id in 0..threads {
-                    let (team, ledger, stop, alive) = (&team, &ledger, &stop, &alive);
-                    let (joins, nones, leaders) = (&joins, &nones, &leaders);
-                    s.spawn(move || {
-                        let mut rng = mix(id as u64 + 1);
-                        while !stop.load(Ordering::Relaxed) {
-                            let Some(seat) = team.join() else {
-                                nones.fetch_add(1, Ordering::Relaxed);
-                                thread::yield_now();
-                                continue;
-                            };
-                            joins.fetch_add(1, Ordering::Relaxed);
-                            let rank = seat.rank();
-                            assert!(
-                                ledger.lock().unwrap().join(rank),
-                                "rank {rank} handed out twice"
-                            );
-                            rng = mix(rng);
-                            for _ in 0..1 + rng % 5 {
-                                let phase = {
-                                    let mut l = ledger.lock().unwrap();
-                                    l.publish(rank);
-                                    l.phase
-                                };
-                                if seat.arrive_and_wait().is_leader() {
-                                    *leaders.lock().unwrap().entry(phase).or_default() += 1;
-                                }
-                            }
-                            // Leave, one of the three ways; the leave (or the
-                            // arrival before it) is published first.
+        roles,
+        |(id, anchor)| {
+            let Some(anchor) = anchor else {
+                let mut rng = mix(id as u64 + 1);
+                while !stop.load(Ordering::Relaxed) {
+                    let Some(seat) = team.join() else {
+                        nones.fetch_add(1, Ordering::Relaxed);
+                        thread::yield_now();
+                        continue;
+                    };
+                    joins.fetch_add(1, Ordering::Relaxed);
+                    let rank = seat.rank();
+                    assert!(
+                        ledger.lock().unwrap().join(rank),
+                        "rank {rank} handed out twice"
+                    );
+                    rng = mix(rng);
+                    for _ in 0..1 + rng % 5 {
+                        let phase = {
                             let mut l = ledger.lock().unwrap();
                             l.publish(rank);
-                            ledger::leave(seat, (rng % 3) as usize, l);
+                            l.phase
+                        };
+                        if seat.arrive_and_wait().is_leader() {
+                            *leaders.lock().unwrap().entry(phase).or_default() += 1;
                         }
-                        alive.fetch_sub(1, Ordering::Release);
-                    });
+                    }
+                    // Leave, one of the three ways; the leave (or the
+                    // arrival before it) is published first.
+                    let mut l = ledger.lock().unwrap();
+                    l.publish(rank);
+                    ledger::leave(seat, (rng % 3) as usize, l);
                 }
-                // At least `phases` phases, three joins per thread and one
-                // join that found the team full (with one free rank the
-                // anchor alone may finish the phases before the threads get
-                // a core; joins that never come again, or a team that never
-                // fills, hang here, into the watchdog), then until every
-                // thread has gone.
-                let mut done = 0;
-                while done < phases
-                    || joins.load(Ordering::Relaxed) < 3 * threads
-                    || nones.load(Ordering::Relaxed) == 0
-                {
-                    phase_of(&anchor, &ledger, &leaders);
-                    done += 1;
-                }
-                stop.store(true, Ordering::Relaxed);
-                while alive.load(Ordering::Acquire) > 0 {
-                    phase_of(&anchor, &ledger, &leaders);
-                }
-                ledger.lock().unwrap().publish_and_leave(0);
-                anchor.arrive_and_drop();
-            });
+                alive.fetch_sub(1, Ordering::Release);
+                return;
+            };
+            // At least `phases` phases, three joins per thread and one join
+            // that found the team full (with one free rank the anchor alone
+            // may finish the phases before the threads get a core; joins that
+            // never come again, or a team that never fills, hang here, into
+            // the watchdog), then until every thread has gone.
+            let mut done = 0;
+            while done < phases
+                || joins.load(Ordering::Relaxed) < 3 * threads
+                || nones.load(Ordering::Relaxed) == 0
+            {
+                phase_of(&anchor, &ledger, &leaders);
+                done += 1;
+            }
+            stop.store(true, Ordering::Relaxed);
+            while alive.load(Ordering::Acquire) > 0 {
+                phase_of(&anchor, &ledger, &leaders);
+            }
+            ledger.lock().unwrap().publish_and_leave(0);
+            anchor.arrive_and_drop();
         },
     );
     let l = ledger.lock().unwrap();

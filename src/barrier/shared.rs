@@ -12,6 +12,7 @@ macro_rules! shared_methods {
             arrive: "[`arrive`](Barrier::arrive)",
             arrive_and_wait: "[`arrive_and_wait`](Barrier::arrive_and_wait)",
             engine: engine,
+            subject: subject,
             wait {
                 /// ```
                 /// let barrier = syncthreads::Barrier::new(2);

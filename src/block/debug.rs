@@ -77,10 +77,10 @@ pub(super) unsafe fn describe_block(
     crate::diagnostics::Described {
         kind: "BlockBarrier",
         // As its `Debug`, without the inner word's pending count, which
-        // beside `arrived` would contradict it (`Team::report_line`).
+        // beside `arrived` would contradict it (as `team/debug.rs`'s `ReportLine`).
         debug: {
-            struct Line<'a>(&'a BlockBarrier);
-            impl fmt::Debug for Line<'_> {
+            struct ReportLine<'a>(&'a BlockBarrier);
+            impl fmt::Debug for ReportLine<'_> {
                 fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                     let mut d = f.debug_struct("BlockBarrier");
                     self.0.debug_progress(&mut d);
@@ -89,7 +89,7 @@ pub(super) unsafe fn describe_block(
                     d.finish()
                 }
             }
-            format!("{:?}", Line(block))
+            format!("{:?}", ReportLine(block))
         },
         // Relaxed: as in `seat`. The stall's phase, as for a `Team`.
         missing: (block.mode.load(Ordering::Relaxed) == SEATS)

@@ -46,9 +46,9 @@ pub(crate) use off::{describe_as, parking, sites, DescribeAs, FutureWait, Record
 #[cfg(feature = "diagnostics")]
 mod future;
 #[cfg(feature = "diagnostics")]
-mod registry;
+pub(crate) mod monitor;
 #[cfg(feature = "diagnostics")]
-pub(crate) mod report;
+mod registry;
 #[cfg(feature = "diagnostics")]
 pub(crate) mod sites;
 #[cfg(feature = "diagnostics")]

@@ -56,25 +56,15 @@ pub(crate) struct FutureWait;
 
 impl FutureWait {
     #[inline(always)]
-    pub(crate) fn here() -> FutureWait {
+    pub(crate) fn here(_: Subject) -> FutureWait {
         FutureWait
     }
-
-    #[inline(always)]
-    pub(crate) fn describe_as(&mut self, _: Subject) {}
 
     /// # Safety
     ///
     /// None needed; the same contract as the feature's, for the same call.
     #[inline(always)]
-    pub(crate) unsafe fn polled(
-        &self,
-        _: bool,
-        _: usize,
-        _: impl FnOnce() -> u64,
-        _: impl FnOnce() -> Subject,
-    ) {
-    }
+    pub(crate) unsafe fn polled(&self, _: bool, _: usize, _: impl FnOnce() -> u64) {}
 }
 
 /// A thread is about to park: a build without the feature makes no stall

@@ -29,7 +29,7 @@ use std::time::Instant;
 /// Takes a slot of the slot list for `owner`, first starting the stall-report
 /// monitor if the environment asks for it (a wait is about to be recorded).
 fn claim(owner: (String, bool)) -> &'static WaiterSlot {
-    super::report::start_if_asked();
+    super::monitor::start_if_asked();
     slots::claim(owner)
 }
 
@@ -73,7 +73,7 @@ thread_local! {
     };
 }
 
-/// How a higher layer (a `Team`'s seat, a block's sync) describes the wait
+/// How a higher layer (a block's sync, a grid's) describes the wait
 /// on its word that it is about to make: the word's key, itself, and its
 /// caller's call site.
 #[derive(Clone, Copy)]
@@ -88,7 +88,7 @@ struct Override {
 /// `key` is recorded as a wait on `subject` from `location` by `who` (a
 /// seat's rank) instead of as the lower layer describes it (a wait on
 /// another word is not affected).
-/// The outermost description stands (a `Block`'s over its seat's).
+/// The outermost description stands.
 #[must_use]
 pub(crate) struct DescribeAs(bool);
 

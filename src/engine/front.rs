@@ -64,7 +64,8 @@ impl<F: Completion> Engine<F> {
             Err(misuse) => misuse.panic(name),
         };
         if !arrival.completed {
-            self.wait_for(name, Target::Arrival(arrival.phase), None);
+            let target = Target::Arrival(arrival.phase);
+            self.wait_for(name, target, None, self.subject(), None);
         }
         BarrierWaitResult {
             is_leader: arrival.completed,

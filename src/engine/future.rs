@@ -11,7 +11,7 @@
 use super::wait::Target;
 use super::Engine;
 use crate::completion::Completion;
-use crate::diagnostics::FutureWait;
+use crate::diagnostics::{FutureWait, Subject};
 use crate::park::TaskNode;
 use crate::phase::Phase;
 use crate::token::BarrierWaitResult;
@@ -134,54 +134,39 @@ crate::assert::assert_impl_all!(ArriveAndWaitFuture<'static>: Send, Sync, fmt::D
 /// the future's record for the stall reports.
 fn polled<F>(diag: &FutureWait, engine: &Engine<F>, phase: Option<Phase>, pending: bool) {
     // SAFETY: called from a poll of the future that borrows `engine`, and
-    // a higher layer's subject owns that engine (`described_as`): both are
-    // alive for the call.
+    // the future's subject is that engine or owns it (each constructor's
+    // contract): it is alive for the call.
     unsafe {
-        diag.polled(
-            pending,
-            engine.key(),
-            || phase.unwrap_or_else(|| engine.phase()).bits(),
-            || engine.subject(),
-        );
+        diag.polled(pending, engine.key(), || {
+            phase.unwrap_or_else(|| engine.phase()).bits()
+        });
     }
 }
 
-/// A higher layer (a `Team`) describes the futures' waits as its own, for
-/// the stall reports: `subject` must own the engine the future borrows,
-/// so that it is alive whenever the future is polled (it is described
-/// during polls only).
-macro_rules! described_as {
-    ($($future:ident),*) => {$(
-        impl<F> $future<'_, F> {
-            pub(crate) fn described_as(mut self, subject: crate::diagnostics::Subject) -> Self {
-                self.diag.describe_as(subject);
-                self
-            }
-        }
-    )*};
-}
-described_as!(WaitFuture, ParityWaitFuture, ArriveAndWaitFuture);
+// Each constructor takes the wait's `subject` for the stall reports: the
+// engine itself, or the higher type (a `Team`) that owns it, so that it is
+// alive whenever the future is polled (it is described during polls only).
 
 impl<'a, F: Completion> WaitFuture<'a, F> {
     #[track_caller]
-    pub(crate) fn new(engine: &'a Engine<F>, phase: Phase) -> Self {
+    pub(crate) fn new(engine: &'a Engine<F>, phase: Phase, subject: Subject) -> Self {
         WaitFuture {
             engine,
             phase,
             node: engine.task_node(),
-            diag: FutureWait::here(),
+            diag: FutureWait::here(subject),
         }
     }
 }
 
 impl<'a, F: Completion> ParityWaitFuture<'a, F> {
     #[track_caller]
-    pub(crate) fn new(engine: &'a Engine<F>, parity: bool) -> Self {
+    pub(crate) fn new(engine: &'a Engine<F>, parity: bool, subject: Subject) -> Self {
         ParityWaitFuture {
             engine,
             parity,
             node: engine.task_node(),
-            diag: FutureWait::here(),
+            diag: FutureWait::here(subject),
         }
     }
 }
@@ -196,6 +181,7 @@ impl<'a, F: Completion> ArriveAndWaitFuture<'a, F> {
         op: &'static str,
         phase: Phase,
         completed: bool,
+        subject: Subject,
     ) -> Self {
         ArriveAndWaitFuture {
             engine,
@@ -203,7 +189,7 @@ impl<'a, F: Completion> ArriveAndWaitFuture<'a, F> {
             phase,
             leader: completed,
             node: engine.task_node(),
-            diag: FutureWait::here(),
+            diag: FutureWait::here(subject),
         }
     }
 }

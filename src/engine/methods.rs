@@ -3,8 +3,11 @@
 //! poisoning, each one call into the phase engine. As std writes its
 //! integer types' methods, one macro emits them, docs included, for each
 //! type: the type passes its name for the docs, the field of its engine,
-//! the hooks that describe its waits to the diagnostics, and an example
-//! per method.
+//! the method that names it to the stall reports, and an example per
+//! method. Each method forwards to the engine, and nothing else.
+//!
+//! Each type invokes it after its own `impl` blocks, which rustdoc then
+//! lists first: the type's page opens with its construction and arrivals.
 
 /// Emits the shared methods for `$Type<F>`, in an `impl<F: Completion>`
 /// block:
@@ -12,17 +15,15 @@
 /// - `$what`: the type as the docs name it ("barrier", "team");
 /// - `$arrive`, `$arrive_and_wait`: doc links to its arrivals;
 /// - `engine`: the field that holds its engine;
-/// - `describe_wait`, `subject` (optional): its methods that describe its
-///   waits to the diagnostics as its own: a guard that describes a
-///   blocking wait at the caller's location while it lives (by the rank a
-///   token carries, if any), and the subject its futures name;
+/// - `subject`: its method that gives the subject of its waits, which the
+///   engine hands to the stall reports (the engine itself, or what owns it);
 /// - then, per method in the order below, its `# Examples` section.
 macro_rules! engine_methods {
     (
         $Type:ident, $what:literal,
         arrive: $arrive:literal, arrive_and_wait: $arrive_and_wait:literal,
         engine: $engine:ident,
-        $(describe_wait: $describe_wait:ident, subject: $subject:ident,)?
+        subject: $subject:ident,
         wait { $(#[$wait:meta])* }
         try_wait { $(#[$try_wait:meta])* }
         wait_timeout { $(#[$wait_timeout:meta])* }
@@ -59,8 +60,7 @@ macro_rules! engine_methods {
             $(#[$wait])*
             #[track_caller]
             pub fn wait(&self, token: $crate::token::ArrivalToken) {
-                $(let _as = self.$describe_wait(::std::panic::Location::caller(), token.rank.who());)?
-                self.$engine.wait(token)
+                self.$engine.wait(token, self.$subject())
             }
 
             /// Whether the phase of `token` has completed. Never blocks.
@@ -104,8 +104,7 @@ macro_rules! engine_methods {
                 token: $crate::token::ArrivalToken,
                 timeout: ::std::time::Duration,
             ) -> Result<(), $crate::token::ArrivalToken> {
-                $(let _as = self.$describe_wait(::std::panic::Location::caller(), token.rank.who());)?
-                self.$engine.wait_timeout(token, timeout)
+                self.$engine.wait_timeout(token, timeout, self.$subject())
             }
 
             /// Waits until `deadline` at the latest for the phase of `token` to
@@ -124,8 +123,7 @@ macro_rules! engine_methods {
                 token: $crate::token::ArrivalToken,
                 deadline: ::std::time::Instant,
             ) -> Result<(), $crate::token::ArrivalToken> {
-                $(let _as = self.$describe_wait(::std::panic::Location::caller(), token.rank.who());)?
-                self.$engine.wait_deadline(token, deadline)
+                self.$engine.wait_deadline(token, deadline, self.$subject())
             }
 
             /// Parity of the current phase: `false` for phases 0, 2, 4, …
@@ -164,8 +162,7 @@ macro_rules! engine_methods {
             $(#[$wait_parity])*
             #[track_caller]
             pub fn wait_parity(&self, parity: bool) {
-                $(let _as = self.$describe_wait(::std::panic::Location::caller(), None);)?
-                self.$engine.wait_parity(parity)
+                self.$engine.wait_parity(parity, self.$subject())
             }
 
             /// Waits at most `timeout` for the phase of parity `parity` to
@@ -181,8 +178,7 @@ macro_rules! engine_methods {
             #[track_caller]
             #[must_use = "false: the phase had not completed in time"]
             pub fn wait_parity_timeout(&self, parity: bool, timeout: ::std::time::Duration) -> bool {
-                $(let _as = self.$describe_wait(::std::panic::Location::caller(), None);)?
-                self.$engine.wait_parity_timeout(parity, timeout)
+                self.$engine.wait_parity_timeout(parity, timeout, self.$subject())
             }
 
             /// Waits, as a future, until the phase of `token` has completed:
@@ -209,9 +205,7 @@ macro_rules! engine_methods {
                 &self,
                 token: $crate::token::ArrivalToken,
             ) -> $crate::engine::WaitFuture<'_, F> {
-                let future = self.$engine.wait_async(token);
-                $(let future = future.described_as(self.$subject());)?
-                future
+                self.$engine.wait_async(token, self.$subject())
             }
 
             /// Waits, as a future, until the phase of parity `parity` has
@@ -229,9 +223,7 @@ macro_rules! engine_methods {
             $(#[$wait_parity_async])*
             #[track_caller]
             pub fn wait_parity_async(&self, parity: bool) -> $crate::engine::ParityWaitFuture<'_, F> {
-                let future = self.$engine.wait_parity_async(parity);
-                $(let future = future.described_as(self.$subject());)?
-                future
+                self.$engine.wait_parity_async(parity, self.$subject())
             }
 
             /// Adds `tx` to the current phase's transaction count: the phase

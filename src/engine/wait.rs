@@ -4,6 +4,7 @@
 
 use super::Engine;
 use crate::completion::{self, Completion};
+use crate::diagnostics::{Subject, Who};
 use crate::op::poisoned_panic;
 use crate::phase::Phase;
 use crate::state::Snapshot;
@@ -47,11 +48,13 @@ impl fmt::Display for Target {
 }
 
 impl<F: Completion> Engine<F> {
-    /// As `Barrier::wait`.
+    /// As `Barrier::wait`; `subject` is what the wait is on, as the stall
+    /// reports name it (the waiter by the rank its token carries, if any).
     #[track_caller]
-    pub(crate) fn wait(&self, token: ArrivalToken) {
+    pub(crate) fn wait(&self, token: ArrivalToken, subject: Subject) {
         self.check_token("wait", &token);
-        let done = self.wait_for("wait", Target::Token(token.phase), None);
+        let who = token.rank.who();
+        let done = self.wait_for("wait", Target::Token(token.phase), None, subject, who);
         debug_assert!(done);
     }
 
@@ -70,9 +73,11 @@ impl<F: Completion> Engine<F> {
         &self,
         token: ArrivalToken,
         timeout: Duration,
+        subject: Subject,
     ) -> Result<(), ArrivalToken> {
         self.check_token("wait_timeout", &token);
-        self.wait_token_until("wait_timeout", token, wait::deadline_after(timeout))
+        let deadline = wait::deadline_after(timeout);
+        self.wait_token_until("wait_timeout", token, deadline, subject)
     }
 
     /// As `Barrier::wait_deadline`.
@@ -81,9 +86,10 @@ impl<F: Completion> Engine<F> {
         &self,
         token: ArrivalToken,
         deadline: Instant,
+        subject: Subject,
     ) -> Result<(), ArrivalToken> {
         self.check_token("wait_deadline", &token);
-        self.wait_token_until("wait_deadline", token, Some(deadline))
+        self.wait_token_until("wait_deadline", token, Some(deadline), subject)
     }
 
     /// As `Barrier::phase_parity`.
@@ -103,17 +109,23 @@ impl<F: Completion> Engine<F> {
 
     /// As `Barrier::wait_parity`.
     #[track_caller]
-    pub(crate) fn wait_parity(&self, parity: bool) {
-        let done = self.wait_for("wait_parity", Target::Parity(parity), None);
+    pub(crate) fn wait_parity(&self, parity: bool, subject: Subject) {
+        let done = self.wait_for("wait_parity", Target::Parity(parity), None, subject, None);
         debug_assert!(done);
     }
 
     /// As `Barrier::wait_parity_timeout`.
     #[track_caller]
     #[must_use = "false: the phase had not completed in time"]
-    pub(crate) fn wait_parity_timeout(&self, parity: bool, timeout: Duration) -> bool {
+    pub(crate) fn wait_parity_timeout(
+        &self,
+        parity: bool,
+        timeout: Duration,
+        subject: Subject,
+    ) -> bool {
         let deadline = wait::deadline_after(timeout);
-        self.wait_for("wait_parity_timeout", Target::Parity(parity), deadline)
+        let target = Target::Parity(parity);
+        self.wait_for("wait_parity_timeout", target, deadline, subject, None)
     }
 
     #[track_caller]
@@ -122,8 +134,10 @@ impl<F: Completion> Engine<F> {
         op: &str,
         token: ArrivalToken,
         deadline: Option<Instant>,
+        subject: Subject,
     ) -> Result<(), ArrivalToken> {
-        if self.wait_for(op, Target::Token(token.phase), deadline) {
+        let who = token.rank.who();
+        if self.wait_for(op, Target::Token(token.phase), deadline, subject, who) {
             Ok(())
         } else {
             Err(token)
@@ -132,16 +146,24 @@ impl<F: Completion> Engine<F> {
 
     /// The common wait: until the word reaches `target`, a poisoned barrier
     /// or a phase that can never complete (retired; both panic, naming `op`
-    /// and `target`), or the deadline (false).
+    /// and `target`), or the deadline (false). The stall reports name it a
+    /// wait on `subject` by `who` (else by thread) at the caller's call site.
     #[track_caller]
-    pub(crate) fn wait_for(&self, op: &str, target: Target, deadline: Option<Instant>) -> bool {
+    pub(crate) fn wait_for(
+        &self,
+        op: &str,
+        target: Target,
+        deadline: Option<Instant>,
+        subject: Subject,
+        who: Option<Who>,
+    ) -> bool {
         let classify = |s| End::classify(s, target);
         let s = self.begin_wait(op);
         let end = match classify(s) {
             Some(end) => Some(end),
             None => {
                 let waiter = Waiter::new(s.expected(), deadline);
-                let waiter = waiter.recorded(self.wait_info(s.phase()));
+                let waiter = waiter.recorded(self.wait_info(s.phase(), subject, who));
                 { waiter }.wait(&self.state, s, classify).ok()
             }
         };
@@ -218,25 +240,30 @@ impl End {
 }
 
 impl<F> Engine<F> {
-    /// A blocking wait of this thread for `phase`, made at the caller's
-    /// call site, for the stall reports (unless a higher layer described
-    /// the wait on this word first).
+    /// A blocking wait of this thread for `phase` on `subject` by `who`,
+    /// made at the caller's call site, for the stall reports (unless a
+    /// higher layer described the wait on this word first).
     #[track_caller]
     #[inline]
-    pub(crate) fn wait_info(&self, phase: Phase) -> crate::diagnostics::WaitInfo {
+    fn wait_info(
+        &self,
+        phase: Phase,
+        subject: Subject,
+        who: Option<Who>,
+    ) -> crate::diagnostics::WaitInfo {
         crate::diagnostics::WaitInfo {
             key: self.key(),
             tag: 0,
             phase: phase.bits(),
-            who: None,
-            subject: self.subject(),
+            who,
+            subject,
             location: std::panic::Location::caller(),
         }
     }
 
     /// This barrier, as a stall report describes it.
-    pub(crate) fn subject(&self) -> crate::diagnostics::Subject {
-        crate::diagnostics::Subject {
+    pub(crate) fn subject(&self) -> Subject {
+        Subject {
             ptr: self as *const Self as *const (),
             describe: describe::<F>,
             level: 0,

@@ -6,6 +6,7 @@ use super::future::{ParityWaitFuture, WaitFuture};
 use super::wait::{End, Target};
 use super::Engine;
 use crate::completion::Completion;
+use crate::diagnostics::Subject;
 use crate::park::TaskNode;
 use crate::token::ArrivalToken;
 use crate::wait::{self, Word};
@@ -13,17 +14,22 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 impl<F: Completion> Engine<F> {
-    /// As `Barrier::wait_async`.
+    /// As `Barrier::wait_async`, a wait on `subject` for the stall reports
+    /// (which must own this engine: `future.rs`).
     #[track_caller]
-    pub(crate) fn wait_async(&self, token: ArrivalToken) -> WaitFuture<'_, F> {
+    pub(crate) fn wait_async(&self, token: ArrivalToken, subject: Subject) -> WaitFuture<'_, F> {
         self.check_token("wait_async", &token);
-        WaitFuture::new(self, token.phase)
+        WaitFuture::new(self, token.phase, subject)
     }
 
-    /// As `Barrier::wait_parity_async`.
+    /// As `Barrier::wait_parity_async`, a wait on `subject`, as `wait_async`.
     #[track_caller]
-    pub(crate) fn wait_parity_async(&self, parity: bool) -> ParityWaitFuture<'_, F> {
-        ParityWaitFuture::new(self, parity)
+    pub(crate) fn wait_parity_async(
+        &self,
+        parity: bool,
+        subject: Subject,
+    ) -> ParityWaitFuture<'_, F> {
+        ParityWaitFuture::new(self, parity, subject)
     }
 
     /// A node of the task table for this barrier's word.

@@ -98,7 +98,7 @@ struct List {
 }
 
 struct Bucket {
-    lock: Lock,
+    lock: BucketLock,
     list: UnsafeCell<List>,
 }
 
@@ -107,27 +107,16 @@ struct Bucket {
 unsafe impl Sync for Bucket {}
 
 impl Bucket {
-    #[cfg(not(any(loom, shuttle)))]
-    const fn new() -> Bucket {
-        Bucket {
-            lock: Lock::new(),
-            list: UnsafeCell::new(List {
-                head: ptr::null(),
-                tail: ptr::null(),
-                epoch: 0,
-            }),
-        }
-    }
-
-    #[cfg(any(loom, shuttle))]
-    fn new() -> Bucket {
-        Bucket {
-            lock: Lock::new(),
-            list: UnsafeCell::new(List {
-                head: ptr::null(),
-                tail: ptr::null(),
-                epoch: 0,
-            }),
+    crate::sync::const_unless_model! {
+        fn new() -> Bucket {
+            Bucket {
+                lock: BucketLock::new(),
+                list: UnsafeCell::new(List {
+                    head: ptr::null(),
+                    tail: ptr::null(),
+                    epoch: 0,
+                }),
+            }
         }
     }
 }
@@ -430,18 +419,14 @@ pub(crate) fn wake_all(key: usize) {
 /// runs under it, so it is never poisoned; a poisoned one would still hold a
 /// consistent list.
 #[cfg(not(loom))]
-struct Lock(Mutex<()>);
+struct BucketLock(Mutex<()>);
 
 #[cfg(not(loom))]
-impl Lock {
-    #[cfg(not(shuttle))]
-    const fn new() -> Lock {
-        Lock(Mutex::new(()))
-    }
-
-    #[cfg(shuttle)]
-    fn new() -> Lock {
-        Lock(Mutex::new(()))
+impl BucketLock {
+    crate::sync::const_unless_model! {
+        fn new() -> BucketLock {
+            BucketLock(Mutex::new(()))
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, ()> {
@@ -453,26 +438,26 @@ impl Lock {
 
 /// Under loom: the parking model's lock, unlocked by a guard.
 #[cfg(loom)]
-struct Lock(super::model_loom::Lock);
+struct BucketLock(super::model_loom::Lock);
 
 #[cfg(loom)]
-struct Guard<'a>(&'a super::model_loom::Lock);
+struct BucketGuard<'a>(&'a super::model_loom::Lock);
 
 #[cfg(loom)]
-impl Drop for Guard<'_> {
+impl Drop for BucketGuard<'_> {
     fn drop(&mut self) {
         self.0.unlock();
     }
 }
 
 #[cfg(loom)]
-impl Lock {
-    fn new() -> Lock {
-        Lock(super::model_loom::Lock::new())
+impl BucketLock {
+    fn new() -> BucketLock {
+        BucketLock(super::model_loom::Lock::new())
     }
 
-    fn lock(&self) -> Guard<'_> {
+    fn lock(&self) -> BucketGuard<'_> {
         self.0.lock();
-        Guard(&self.0)
+        BucketGuard(&self.0)
     }
 }

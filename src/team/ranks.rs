@@ -110,6 +110,25 @@ impl Ranks {
         Ranks(Lines::new((0..capacity).map(entry), AtomicU64::new(0)))
     }
 
+    /// Claims `rank`, taking part since construction and not handed out
+    /// yet; what its entry said otherwise.
+    pub(super) fn claim(&self, rank: usize) -> Result<(), RankEntry> {
+        let entry = self.entry(rank);
+        // Relaxed: the CAS's atomicity alone hands the rank out; it publishes nothing (orderings.md).
+        let mut e = RankEntry(entry.load(Ordering::Relaxed));
+        loop {
+            if e.state() != UNHANDED {
+                return Err(e);
+            }
+            let part = RankEntry::new(PART, e.wide());
+            // Relaxed: as above.
+            match entry.compare_exchange_weak(e.0, part.0, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Ok(()),
+                Err(found) => e = RankEntry(found),
+            }
+        }
+    }
+
     /// The entry of `rank` (`rank < capacity`).
     #[inline]
     pub(super) fn entry(&self, rank: usize) -> &AtomicU64 {

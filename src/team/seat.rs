@@ -65,6 +65,8 @@ pub struct Seat<'a, F: Completion = ()> {
 // words on 64-bit targets).
 #[cfg(target_pointer_width = "64")]
 crate::assert::assert_eq_size!(Seat<'static, ()>, [u64; 4]);
+crate::assert::assert_impl_all!(Seat<'static>: Send);
+crate::assert::assert_not_impl_any!(Seat<'static>: Sync, Clone);
 
 // Like a `Barrier`, a seat is safe to use across `catch_unwind`: its
 // operations check before they mutate, and its `Cell` (the phase of its last
@@ -194,13 +196,12 @@ impl<F: Completion> Seat<'_, F> {
     fn arrive_and_wait_named(&self, call: SeatCall, wait_name: &'static str) -> BarrierWaitResult {
         let (token, completed) = self.arrive_as(call, 0);
         if !completed {
-            let _as = self
-                .team
-                .describe_seat_wait(std::panic::Location::caller(), self.rank as usize);
+            let target = Target::Token(token.phase);
+            let who = Some(crate::diagnostics::Who::Rank(self.rank as usize));
             let done = self
                 .team
                 .engine
-                .wait_for(wait_name, Target::Token(token.phase), None);
+                .wait_for(wait_name, target, None, self.team.subject(), who);
             debug_assert!(done);
         }
         BarrierWaitResult {
@@ -233,14 +234,13 @@ impl<F: Completion> Seat<'_, F> {
     #[track_caller]
     pub fn arrive_and_wait_async(&self) -> ArriveAndWaitFuture<'_, F> {
         let (token, completed) = self.arrive_as(SeatCall::ArriveAndWaitAsync, 0);
-        let future = ArriveAndWaitFuture::arrived(
+        ArriveAndWaitFuture::arrived(
             &self.team.engine,
             "Seat::arrive_and_wait_async()",
             token.phase,
             completed,
-        );
-        let future = future.described_as(self.team.subject());
-        future
+            self.team.subject(),
+        )
     }
 
     /// Arrives once and adds `tx` to the phase's transaction count, as one

@@ -1,7 +1,8 @@
-//! A [`Team`] of a chosen tree shape, for the crate's own benches, tests
-//! and models only: built with the `bench` feature (or `--cfg loom` /
-//! `--cfg shuttle`), never a part of the stable API. The contract's
-//! constructors (`team/new.rs`) build the shape measured fastest.
+//! A [`Team`] of a chosen tree shape, and its word decoded, for the
+//! crate's own benches, tests and models only: built with the `bench`
+//! feature (or `--cfg loom` / `--cfg shuttle`), never a part of the stable
+//! API. The contract's constructors (`team.rs`) build the shape measured
+//! fastest.
 
 use super::Team;
 use crate::engine::Engine;
@@ -99,6 +100,17 @@ impl Team {
             flat,
             || Engine::new(seats),
         )
+    }
+}
+
+impl<F> Team<F> {
+    /// The team's word, decoded as a `Barrier`'s `Debug`: for the crate's
+    /// own tests (feature `bench`), not a stable API.
+    #[cfg(feature = "bench")]
+    #[doc(hidden)]
+    #[must_use]
+    pub fn bench_word(&self) -> String {
+        format!("{:?}", *self.engine)
     }
 }
 

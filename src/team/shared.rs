@@ -1,7 +1,7 @@
 //! The methods a `Team` shares with a `Barrier` (the waits, the
 //! transaction counts, poisoning), emitted by `engine::engine_methods!`
-//! with the team's examples; its blocking waits and futures describe
-//! themselves as the team's to the diagnostics. Arrivals go through seats
+//! with the team's examples; its waits are the team's in the stall
+//! reports (`Team::subject`). Arrivals go through seats
 //! only, so the team offers no `arrive*` of its own and does not
 //! dereference to its engine. `team.rs` invokes this after the team's own
 //! methods: rustdoc lists impl blocks in the order they are expanded, so
@@ -15,7 +15,6 @@ macro_rules! shared_methods {
             arrive: "[`Seat::arrive`](crate::Seat::arrive)",
             arrive_and_wait: "[`Seat::arrive_and_wait`](crate::Seat::arrive_and_wait)",
             engine: engine,
-            describe_wait: describe_wait,
             subject: subject,
             wait {
                 /// ```

@@ -11,6 +11,15 @@ use crate::lines::{Line, Lines};
 use crate::phase::Phase;
 use crate::sync::{AtomicU64, Ordering};
 
+/// Default fan-in of the tree: the fastest of 2, 4, 8 and 16, or level with
+/// 8, from 4 to 16 threads (benches/RESULTS.md, "Shape and crossover"). Fan-in
+/// 2 climbs a level more per phase; 8 and 16 put that many RMWs on one line.
+pub(super) const FAN_IN: usize = 4;
+/// Teams of at most this many seats go flat: with two seats every tree was
+/// slower than the flat word, from four one node beats it (benches/RESULTS.md,
+/// "Shape and crossover").
+pub(super) const FLAT: usize = 2;
+
 mod word;
 
 pub(super) use word::{Contribution, NodeWord, MAX_FAN_IN};
@@ -257,8 +266,20 @@ pub(super) enum Front {
 
 impl Front {
     /// The front of a team of `seats` seats taking part of `capacity`
-    /// ranks: a tree of `fan_in` members per node above `flat` ranks.
-    pub(super) fn new(seats: usize, capacity: usize, fan_in: usize, flat: usize) -> Front {
+    /// ranks: a tree of `fan_in` members per node above `flat` ranks. A
+    /// fan-in out of range panics, naming the constructor `call`.
+    #[track_caller]
+    pub(super) fn new(
+        call: &dyn std::fmt::Display,
+        seats: usize,
+        capacity: usize,
+        fan_in: usize,
+        flat: usize,
+    ) -> Front {
+        assert!(
+            (2..=MAX_FAN_IN).contains(&fan_in),
+            "syncthreads: {call}: the fan-in must be in 2 ..= {MAX_FAN_IN}"
+        );
         if capacity > flat {
             let plain = Groups {
                 threads: 0,

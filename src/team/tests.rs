@@ -1,0 +1,59 @@
+//! The team's shape and memory, pinned.
+
+use super::*;
+use tree::Node;
+
+/// The team's heap bytes (the tree and the per-rank table).
+fn heap_bytes(team: &Team) -> usize {
+    team.front.heap_bytes() + team.ranks.heap_bytes()
+}
+
+/// The number of tree nodes (0 for a flat team).
+fn node_count(team: &Team) -> usize {
+    team.front.nodes().len()
+}
+
+#[test]
+fn tree_shape_and_memory_table() {
+    let line = std::mem::size_of::<crate::lines::Line<Node>>();
+    for (seats, nodes) in [
+        (1, 0),
+        (2, 0),
+        (3, 1),
+        (4, 1),
+        (5, 3),
+        (16, 5),
+        (17, 8),
+        (64, 21),
+        (1024, 341),
+    ] {
+        // Miri takes minutes over a 1024-seat table; the smaller rows
+        // run the same code under it.
+        if cfg!(miri) && seats > 64 {
+            continue;
+        }
+        let team = Team::new(seats);
+        assert_eq!(node_count(&team), nodes, "{seats} seats");
+        // Each array has one spare cell (lines.rs).
+        let trees = usize::from(nodes > 0);
+        assert_eq!(heap_bytes(&team), (nodes + trees + seats + 1) * line);
+        // The shape is the capacity's, whoever takes part.
+        assert_eq!(node_count(&Team::with_capacity(1, seats)), nodes);
+    }
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(line, 128);
+        assert_eq!(std::mem::size_of::<Team>(), 256);
+        for (seats, heap) in [
+            (2, 384),
+            (4, 896),
+            (16, 2944),
+            (64, 11_136),
+            (1024, 174_976),
+        ] {
+            if cfg!(miri) && seats > 64 {
+                continue;
+            }
+            assert_eq!(heap_bytes(&Team::new(seats)), heap, "{seats} seats");
+        }
+    }
+}
