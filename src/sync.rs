@@ -40,7 +40,7 @@ pub(crate) use loom::sync::atomic::AtomicPtr;
 pub(crate) use loom::{
     cell::UnsafeCell,
     sync::atomic::{AtomicBool, AtomicU64, Ordering},
-    sync::{Mutex, MutexGuard},
+    sync::Mutex,
 };
 
 /// loom's `thread_local!` does not accept std's `const { ... }` initializer;

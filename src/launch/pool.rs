@@ -10,7 +10,7 @@
 
 use crate::park;
 use crate::sync::{Mutex, Ordering};
-use crate::wait::{self, Waiter, Word};
+use crate::wait::{Waiter, Word};
 use std::any::Any;
 use std::cell::Cell;
 use std::io;
@@ -29,14 +29,16 @@ use loom::thread;
 use shuttle::thread;
 
 mod crew;
+mod worker;
 #[cfg(feature = "bench")]
 pub use crew::set_crew_group;
 mod slot;
 
 use crew::Crew;
+use worker::work;
 
 pub(super) use slot::Ticket;
-use slot::{exited, idle, is_ticket, shutdown, sleeping, Slot, WAITED};
+use slot::{exited, is_ticket, shutdown, sleeping, Slot, WAITED};
 
 /// What a `Launcher` configures.
 #[derive(Clone, Debug)]
@@ -452,34 +454,6 @@ impl Word for Handed<'_> {
     }
 }
 
-/// A slot's word as its idle worker waits on it: parked is `SLEEPING`,
-/// which a launch's claim sees and wakes the slot's key for.
-struct Idle<'a>(&'a Slot);
-
-impl Word for Idle<'_> {
-    type Snapshot = *mut Ticket;
-
-    fn load(&self, order: Ordering) -> *mut Ticket {
-        self.0.load(order)
-    }
-
-    fn parked(word: *mut Ticket) -> bool {
-        word == sleeping()
-    }
-
-    fn mark_parked(&self, word: *mut Ticket) -> Result<(), *mut Ticket> {
-        // Relaxed (both): only the sentinel changes; the worker re-reads
-        // with Acquire before it takes a ticket (`wait/`).
-        self.0
-            .compare_exchange(word, sleeping(), Ordering::Relaxed, Ordering::Relaxed)
-            .map(drop)
-    }
-
-    fn park_key(&self) -> usize {
-        self.0.key()
-    }
-}
-
 /// Whether `word` no longer holds `mine` (the launch's ticket, tagged or
 /// not): the worker handed it back.
 fn left(word: *mut Ticket, mine: *mut Ticket) -> bool {
@@ -493,93 +467,6 @@ fn left(word: *mut Ticket, mine: *mut Ticket) -> bool {
         crate::sync::model_event("pool-wait-read-a-later-ticket");
     }
     true
-}
-
-/// A worker: runs the tickets handed to its slot until it leaves.
-fn work(slot: &Slot, keep_alive: Duration) {
-    let mut crowded = false;
-    while let Some(ticket) = next_ticket(slot, keep_alive, crowded) {
-        // SAFETY: a ticket in the word lives until the word leaves it
-        // (module docs, the scoped borrow), and the word holds it until the
-        // swap below; its fields are read before that swap.
-        let (job, run, rank) = unsafe { ((*ticket).job, (*ticket).run, (*ticket).rank) };
-        // SAFETY: as above.
-        let enlists = unsafe { (*ticket).enlists };
-        // SAFETY: as above.
-        crowded = unsafe { (*ticket).crowded };
-        let abort = AbortOnUnwind;
-        // SAFETY: the launch promised (`Pool::run`) that each rank may run
-        // on any thread while it waits, and we hold this rank's ticket.
-        unsafe { run(job, rank) };
-        std::mem::forget(abort);
-        if enlists {
-            // The crew's service ended: its keep-alive passed, or the pool
-            // shuts down. Relaxed: nobody waits for this ticket, and a
-            // launch that reuses the slot reads nothing this thread wrote.
-            slot.swap(exited(), Ordering::Relaxed);
-            return;
-        }
-        // Release: publishes the rank's outcome to the launch's Acquire.
-        let before = slot.swap(idle(), Ordering::Release);
-        if before.addr() & WAITED != 0 {
-            // The address only as a key: the launch may be gone already.
-            park::unpark_all(ticket.addr());
-        }
-    }
-}
-
-/// Aborts the process if a rank unwinds out of its job, which `run`
-/// promises it does not: the launch would otherwise wait for it forever.
-struct AbortOnUnwind;
-
-impl Drop for AbortOnUnwind {
-    fn drop(&mut self) {
-        std::process::abort();
-    }
-}
-
-/// The worker's wait for its next ticket, through `wait/` (spin, yield,
-/// park), until the keep-alive passes; `None` once it leaves (keep-alive
-/// passed, or the pool shut down).
-fn next_ticket(slot: &Slot, keep_alive: Duration, crowded: bool) -> Option<*mut Ticket> {
-    let idle_word = Idle(slot);
-    // A ticket or `SHUTDOWN`: anything but the two idle sentinels.
-    let check = |word: *mut Ticket| (word != idle() && word != sleeping()).then_some(word);
-    // The keep-alive counts from the end of the spin and yield stages
-    // (`None`, no deadline, when it reaches past what an `Instant` holds:
-    // `Duration::MAX` keeps the worker until woken).
-    let deadline = wait::deadline_after(keep_alive.saturating_add(wait::IDLE_POLL));
-    let mut waiter = Waiter::idle(!crowded, deadline);
-    loop {
-        // Acquire: the claim's `Release` CAS published the ticket.
-        let word = slot.load(Ordering::Acquire);
-        let word = match check(word) {
-            Some(word) => word,
-            None => match waiter.wait(&idle_word, word, check) {
-                Ok(word) => word,
-                Err(word) => {
-                    // The keep-alive passed. Relaxed: the winner of this
-                    // word is all that matters (point 4); a loser re-reads
-                    // with Acquire above.
-                    if slot
-                        .compare_exchange(word, exited(), Ordering::Relaxed, Ordering::Relaxed)
-                        .is_ok()
-                    {
-                        return None;
-                    }
-                    // A claim came first: its ticket is read above.
-                    waiter = Waiter::asleep(deadline);
-                    continue;
-                }
-            },
-        };
-        if is_ticket(word) {
-            // Without the tag: the launch may have tagged the word already.
-            return Some(word.map_addr(|a| a & !WAITED));
-        }
-        // `SHUTDOWN`.
-        return None;
-    }
 }
 
 /// The block threads of the launches running now, in the whole process:
@@ -637,82 +524,4 @@ pub(super) fn default_pool() -> &'static Pool {
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
-mod tests {
-    use super::*;
-    use std::sync::atomic::AtomicUsize;
-
-    std::thread_local! {
-        /// The hand-out at which this thread's next launch panics.
-        static FAIL_AT: Cell<Option<usize>> = const { Cell::new(None) };
-    }
-
-    /// Panics at hand-out `claimed` of a launch that asked for it.
-    pub(super) fn fail_point(claimed: usize) {
-        if FAIL_AT.get() == Some(claimed) {
-            FAIL_AT.set(None);
-            panic!("injected: hand-out {claimed}");
-        }
-    }
-
-    /// A rank of a job that is one `AtomicUsize`: counts itself in, then
-    /// waits until `abort` adds `usize::MAX / 2`. (Relaxed throughout: one
-    /// counter of RMWs, read at the end after the launch, whose return
-    /// orders every rank before it.)
-    unsafe fn count_and_wait(job: *const (), _rank: usize) {
-        // SAFETY: the test's job outlives the launch.
-        let job = unsafe { &*job.cast::<AtomicUsize>() };
-        job.fetch_add(1, Ordering::Relaxed);
-        while job.load(Ordering::Relaxed) < usize::MAX / 2 {
-            std::thread::yield_now();
-        }
-    }
-
-    unsafe fn nop(_: *const (), _: usize) {}
-
-    #[test]
-    fn a_panic_while_handing_out_ends_the_started_ranks_and_is_reported() {
-        // The body on a thread of its own: a hang fails the test after a
-        // minute instead of hanging the suite.
-        let (done, finished) = std::sync::mpsc::channel();
-        let body = std::thread::spawn(move || {
-            let pool = Pool::new(Config {
-                crew: false,
-                ..Config::default()
-            });
-            // Two idle workers.
-            // SAFETY: `nop` touches nothing.
-            assert!(unsafe { pool.run(3, ptr::null(), nop, &|| ()) }.is_ok());
-            let job = AtomicUsize::new(0);
-            let abort = || {
-                job.fetch_add(usize::MAX / 2, Ordering::Relaxed);
-            };
-            // A launch of five that panics at its third hand-out, after
-            // claiming both workers.
-            FAIL_AT.set(Some(2));
-            let ptr: *const () = ptr::from_ref(&job).cast();
-            // SAFETY: `count_and_wait` only touches `job`, which outlives the call.
-            let failed = unsafe { pool.run(5, ptr, count_and_wait, &abort) }.err();
-            let failed = failed.expect("the injected panic is reported");
-            assert_eq!(failed.rank, 3);
-            match failed.cause {
-                StartCause::Panic(payload) => assert_eq!(
-                    payload.downcast_ref::<String>().map(String::as_str),
-                    Some("injected: hand-out 2")
-                ),
-                StartCause::Spawn(e) => panic!("a spawn error: {e}"),
-            }
-            // The two claimed ranks ran, were ended, and handed back.
-            assert_eq!(job.load(Ordering::Relaxed), usize::MAX / 2 + 2);
-            assert_eq!(pool.live(), 2);
-            // SAFETY: as the first run.
-            assert!(unsafe { pool.run(3, ptr::null(), nop, &|| ()) }.is_ok());
-            pool.shut_down();
-            done.send(()).unwrap();
-        });
-        match finished.recv_timeout(Duration::from_secs(60)) {
-            Ok(()) => {}
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("the launch hung"),
-            Err(_) => panic::resume_unwind(body.join().unwrap_err()),
-        }
-    }
-}
+mod tests;

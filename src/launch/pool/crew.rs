@@ -53,10 +53,14 @@
 //! thread leaves the pool.
 
 use super::slot::Ticket;
+#[cfg(feature = "bench")]
+use words::MAX_GROUP;
+use words::{generation, places, taking, Group, Place, Post, PARKED};
+
+mod words;
 use super::Pool;
-use crate::sync::{AtomicBool, AtomicU64, Ordering, UnsafeCell};
+use crate::sync::{AtomicBool, Ordering, UnsafeCell};
 use crate::wait::{self, Waiter, Word};
-use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
@@ -101,186 +105,6 @@ fn group_size() -> usize {
 /// microsecond to post, so a member retrying sooner would only spin.
 const RETRY: Duration = Duration::from_millis(1);
 
-/// The waiter's bit of a done word.
-const PARKED: u64 = 1;
-/// A go word's parked bits, one per place in the group.
-const PARKED_BITS: u64 = (1 << TAKING_SHIFT) - 1;
-/// Where a go word's count of members taking part begins.
-const TAKING_SHIFT: u32 = 16;
-/// Where a go word's generation begins.
-const GEN_SHIFT: u32 = 24;
-/// One more than the largest group: a parked bit for each member.
-#[cfg(feature = "bench")]
-const MAX_GROUP: u64 = TAKING_SHIFT as u64 + 1;
-
-/// A group's go word and the post a launch leaves beside it.
-struct Go {
-    word: AtomicU64,
-    /// Written by the launch holding the crew before its CAS of `word`;
-    /// read by the members taking part after their load of it.
-    post: UnsafeCell<Post>,
-}
-
-/// What a member taking part in a launch needs.
-#[derive(Clone, Copy)]
-struct Post {
-    job: *const (),
-    run: unsafe fn(*const (), usize),
-    /// The launch's threads (for the members' next idle wait).
-    threads: usize,
-    crowded: bool,
-}
-
-/// A group's count of the ranks its members ran.
-struct Done {
-    word: AtomicU64,
-}
-
-/// One group's words, each alone on its cache line.
-struct Group {
-    go: CachePadded<Go>,
-    done: CachePadded<Done>,
-}
-
-// SAFETY: `post` is written only by the launch that holds the crew's lock,
-// after its join saw every read of the previous post (module docs), and
-// read only by members between the go word's `Acquire` load and their
-// done add; the rest are atomics.
-unsafe impl Sync for Group {}
-// SAFETY: as above; the post's job pointer is only an address to the
-// thread that writes it.
-unsafe impl Send for Group {}
-
-impl Group {
-    fn new() -> Group {
-        fn nop(_: *const (), _: usize) {}
-        Group {
-            go: CachePadded::new(Go {
-                word: AtomicU64::new(0),
-                post: UnsafeCell::new(Post {
-                    job: ptr::null(),
-                    run: nop,
-                    threads: 1,
-                    crowded: false,
-                }),
-            }),
-            done: CachePadded::new(Done {
-                word: AtomicU64::new(0),
-            }),
-        }
-    }
-}
-
-fn generation(word: u64) -> u64 {
-    word >> GEN_SHIFT
-}
-
-fn taking(word: u64) -> u64 {
-    (word >> TAKING_SHIFT) & ((1 << (GEN_SHIFT - TAKING_SHIFT)) - 1)
-}
-
-/// The parked bits of places `0 .. n`.
-fn places(n: u64) -> u64 {
-    (1 << n) - 1
-}
-
-impl Go {
-    /// The parking key of the member at `place`: an address inside this
-    /// line, its own (`place` is below the line's size).
-    fn key(&self, place: u64) -> usize {
-        ptr::from_ref(&self.word).addr() + 1 + place as usize
-    }
-
-    /// Replaces the word with generation `generation`, taking the first
-    /// `taking` places, and wakes those of `woken` that slept; a sleeper
-    /// not in `woken` keeps its bit and sleeps on. `order` is the CAS's
-    /// (the caller says why).
-    fn publish(&self, generation: u64, taking: u64, woken: u64, order: Ordering) -> u64 {
-        let word = generation << GEN_SHIFT | taking << TAKING_SHIFT;
-        // Relaxed: only seeds the CAS, whose own ordering carries the argument.
-        let mut prior = self.word.load(Ordering::Relaxed);
-        loop {
-            let keep = prior & PARKED_BITS & !woken;
-            // Relaxed on failure: the value found only seeds the retry.
-            match self
-                .word
-                .compare_exchange_weak(prior, word | keep, order, Ordering::Relaxed)
-            {
-                Ok(_) => break,
-                Err(now) => prior = now,
-            }
-        }
-        let mut sleepers = prior & woken;
-        while sleepers != 0 {
-            let place = u64::from(sleepers.trailing_zeros());
-            wait::wake(&Place { go: self, place }, (prior, place));
-            sleepers &= sleepers - 1;
-        }
-        prior
-    }
-}
-
-/// A group's go word as the member at `place` waits on it: its own parked
-/// bit and parking key.
-struct Place<'a> {
-    go: &'a Go,
-    place: u64,
-}
-
-impl Word for Place<'_> {
-    /// The word, and the place it is seen from.
-    type Snapshot = (u64, u64);
-
-    fn load(&self, order: Ordering) -> (u64, u64) {
-        (self.go.word.load(order), self.place)
-    }
-
-    fn parked((word, place): (u64, u64)) -> bool {
-        word & 1 << place != 0
-    }
-
-    fn mark_parked(&self, (word, place): (u64, u64)) -> Result<(), (u64, u64)> {
-        // Relaxed (both): the bit publishes nothing; the waiter re-reads.
-        self.go
-            .word
-            .compare_exchange(
-                word,
-                word | 1 << place,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            )
-            .map(drop)
-            .map_err(|now| (now, place))
-    }
-
-    fn park_key(&self) -> usize {
-        self.go.key(self.place)
-    }
-}
-
-impl Word for Done {
-    type Snapshot = u64;
-
-    fn load(&self, order: Ordering) -> u64 {
-        self.word.load(order)
-    }
-
-    fn parked(s: u64) -> bool {
-        s & PARKED != 0
-    }
-
-    fn mark_parked(&self, s: u64) -> Result<(), u64> {
-        // Relaxed (both): as `Go`'s.
-        self.word
-            .compare_exchange(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
-            .map(drop)
-    }
-
-    fn park_key(&self) -> usize {
-        ptr::from_ref(&self.word).addr()
-    }
-}
-
 /// The crew: its members and their groups, behind the lock a launch holds
 /// while it runs on them.
 pub(super) struct Crew {
@@ -291,14 +115,14 @@ pub(super) struct Crew {
     /// while another thread holds it, which would model a launch waiting
     /// for the member it waits for.
     held: AtomicBool,
-    state: UnsafeCell<State>,
+    state: UnsafeCell<Roster>,
 }
 
 // SAFETY: `state` is only reached through a `Held` guard, which only the
 // thread that swapped `held` from false to true has (Acquire), until it
 // stores false (Release): one thread at a time, each after the last.
 unsafe impl Sync for Crew {}
-// SAFETY: as above; `State` holds `Arc`s of `Sync` types and numbers.
+// SAFETY: as above; `Roster` holds `Arc`s of `Sync` types and numbers.
 unsafe impl Send for Crew {}
 
 // A holder leaves the state consistent at each point a panic can leave it
@@ -312,15 +136,15 @@ struct Held<'a> {
 }
 
 impl std::ops::Deref for Held<'_> {
-    type Target = State;
-    fn deref(&self) -> &State {
+    type Target = Roster;
+    fn deref(&self) -> &Roster {
         // SAFETY: this guard holds the crew (`Crew`'s `Sync`).
         self.crew.state.with(|state| unsafe { &*state })
     }
 }
 
 impl std::ops::DerefMut for Held<'_> {
-    fn deref_mut(&mut self) -> &mut State {
+    fn deref_mut(&mut self) -> &mut Roster {
         // SAFETY: as `deref`, and the guard is borrowed mutably.
         self.crew.state.with_mut(|state| unsafe { &mut *state })
     }
@@ -333,7 +157,7 @@ impl Drop for Held<'_> {
     }
 }
 
-struct State {
+struct Roster {
     /// Members per group ([`GROUP`]).
     group: usize,
     /// Member `i` runs rank `i + 1`, in group `i / group`.
@@ -377,7 +201,7 @@ impl Crew {
     pub(super) fn new() -> Crew {
         Crew {
             held: AtomicBool::new(false),
-            state: UnsafeCell::new(State {
+            state: UnsafeCell::new(Roster {
                 group: group_size(),
                 members: Vec::new(),
                 groups: Vec::new(),
@@ -425,7 +249,7 @@ impl Crew {
     }
 }
 
-impl State {
+impl Roster {
     /// Tells members `from ..` to leave and forgets them.
     fn truncate(&mut self, from: usize) {
         let (len, group) = (self.members.len(), self.group);
@@ -503,7 +327,7 @@ impl State {
 
 /// Waits, on drop, until every group posted to has counted its ranks.
 struct Join<'a> {
-    state: &'a State,
+    state: &'a Roster,
     groups: usize,
     participants: u32,
 }
@@ -563,7 +387,7 @@ impl Pool {
 
     /// Grows the crew to `wanted` members; false if a thread could not be
     /// had (the members enlisted stay).
-    fn enlist(&self, state: &mut State, wanted: usize) -> bool {
+    fn enlist(&self, state: &mut Roster, wanted: usize) -> bool {
         let first = state.members.len();
         let size = state.group;
         while state.groups.len() < wanted.div_ceil(size) {
