@@ -8,10 +8,11 @@
 //! per-pass ratio to its baseline (median, least, greatest). A call's time
 //! is the slowest lane's: every lane's calls, from a common start.
 //!
-//! `sync, spaced` is a sync followed by a few pause hints (about what a
-//! collective does between its wait and its next arrival), to tell the
-//! cost of a collective's extra work from the effect of spacing the
-//! arrivals on the lanes' cache lines.
+//! `sync + claim` is a sync with what a collective does around it on the
+//! lane's own lines (an RMW that claims a flag before, stores that release
+//! it after), without the values: it tells the cost of a collective's
+//! reads of other lanes from the effect of that private work on how the
+//! lanes' arrivals meet on each other's lines.
 //!
 //! ```text
 //! cargo bench --bench warp -- [--passes N] [--scale F] [--lanes L1,L2,...]
@@ -25,6 +26,7 @@
 mod cli;
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 use syncthreads::{launch, WarpBarrier};
 
@@ -41,7 +43,14 @@ struct Ctx<'a> {
     warp: &'a WarpBarrier,
     lane: usize,
     block: &'a syncthreads::Block<'a>,
+    /// A flag on a line of the lane's own (`sync + claim`).
+    own: &'a Own,
 }
+
+/// A lane's own line.
+#[repr(align(128))]
+#[derive(Default)]
+struct Own(AtomicBool, AtomicU64);
 
 macro_rules! kind {
     ($name:literal, $baseline:literal, |$c:ident, $i:ident| $body:expr) => {
@@ -71,11 +80,14 @@ fn kinds() -> Vec<Kind> {
         kind!("sync", "sync", |c, _i| c
             .warp
             .sync(c.lane, c.warp.full_mask())),
-        kind!("sync, spaced", "sync", |c, _i| {
+        kind!("sync + claim", "sync", |c, i| {
+            // As a collective's claim, record and done (episode.rs).
+            let claimed = c.own.0.swap(true, Ordering::Acquire);
             c.warp.sync(c.lane, c.warp.full_mask());
-            for _ in 0..8 {
-                std::hint::spin_loop();
-            }
+            c.own.1.store(i as u64, Ordering::Relaxed);
+            c.own.1.store(i as u64, Ordering::Release);
+            c.own.0.store(false, Ordering::Release);
+            claimed
         }),
         kind!("ballot", "sync", |c, i| c.warp.ballot(
             c.lane,
@@ -182,11 +194,13 @@ fn kinds_of_32() -> Vec<Kind> {
 /// `iters` calls after the lanes started together.
 fn measure(lanes: usize, kind: &Kind, iters: usize) -> f64 {
     let warp = WarpBarrier::new(lanes);
+    let own: Vec<Own> = (0..lanes).map(|_| Own::default()).collect();
     let times = launch(lanes, |block| {
         let ctx = Ctx {
             warp: &warp,
             lane: block.thread_rank(),
             block,
+            own: &own[block.thread_rank()],
         };
         // Warm up (and the tile's warps made), then start together.
         (kind.run)(&ctx, 8);
