@@ -27,7 +27,10 @@
 //!   another thread while its collective runs (the reader's wait is
 //!   satisfied by that sync, and the reader must acquire the slot through
 //!   its header: the collective sees the sync and panics, or does not, or
-//!   takes the next round); a reader whose round is one the writer did not
+//!   takes the next round), and the same two rounds later, where the
+//!   reader may see the round's header with the mask of the writer's
+//!   earlier round, unless it acquires the header's round (the reader
+//!   reads the new value, or its own); a reader whose round is one the writer did not
 //!   include it in (it sees that round's header and the writer's next mask,
 //!   which names it: it must acquire the slot through the mask, or sees the
 //!   round's own mask).
@@ -357,6 +360,52 @@ fn a_reader_left_out_of_a_round_reads_a_slot_only_through_its_mask() {
             got == value(3, 1),
             "the reader saw the writer's next mask and read its value",
             "the reader saw the round's own mask",
+        );
+    });
+}
+
+const SEEN_ROUND: &[&str] = &[
+    "the reader read the collective's value",
+    "the reader took its own value",
+];
+
+#[test]
+fn a_reader_that_sees_a_round_in_a_header_sees_that_rounds_mask() {
+    // Lanes 0 and 1 shuffle in round 1 and sync in round 2; in round 3 lane
+    // 1 shuffles (thread A) while another thread (B, spawned by lane 0 after
+    // round 2) syncs as lane 1 alone, which may satisfy lane 0's round-3
+    // wait without releasing A's round-3 stores. Lane 0 may then see A's
+    // round-3 header: only the `Acquire` on its round keeps lane 0 from
+    // pairing it with round 1's mask (which names lane 0, and whose
+    // `Acquire` orders only round 1's slot write) and reading the slot that
+    // A is writing. A may see B's sync and panic, or take round 4; lane 0
+    // syncs once more alone so that A never hangs. Bound 1: A stops between
+    // its header and its arrival once.
+    model_reaching_bounded(1, SEEN_ROUND, |reach| {
+        let warp = Arc::new(WarpBarrier::new(2));
+        let a = {
+            let warp = warp.clone();
+            thread::spawn(move || {
+                assert_eq!(warp.shfl(1, 0b11, value(1, 1), 0, 2), value(1, 0));
+                warp.sync(1, 0b11);
+                let _ = misuse(|| warp.shfl(1, 0b11, value(3, 1), 0, 2));
+            })
+        };
+        assert_eq!(warp.shfl(0, 0b11, value(1, 0), 1, 2), value(1, 1));
+        warp.sync(0, 0b11);
+        let b = {
+            let warp = warp.clone();
+            thread::spawn(move || warp.sync(1, 0b10))
+        };
+        let got = warp.shfl(0, 0b11, value(3, 0), 1, 2);
+        warp.sync(0, 0b01);
+        b.join().unwrap();
+        a.join().unwrap();
+        assert!(got == value(3, 1) || got == value(3, 0), "{got:?}");
+        reach.either(
+            got == value(3, 1),
+            "the reader read the collective's value",
+            "the reader took its own value",
         );
     });
 }
