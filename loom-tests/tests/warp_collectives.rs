@@ -240,7 +240,11 @@ fn a_collective_publishes_what_each_lane_wrote_before_it() {
         let lane1 = thread::spawn(lane(1));
         lane(0)();
         lane1.join().unwrap();
-        reach.either(first.get() == 0, "lane 0 returned first", "lane 1 returned first");
+        reach.either(
+            first.get() == 0,
+            "lane 0 returned first",
+            "lane 1 returned first",
+        );
     });
 }
 
