@@ -142,7 +142,7 @@ impl WarpBarrier {
     /// and waits for the readers of the slot of its next round's parity
     /// (`await_readers`). Returns the claim, that round, and the lane's
     /// word as it was.
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     fn enter(&self, call: &'static str, lane: usize, mask: u64) -> (Claim<'_>, u64, u64) {
         self.check(call, lane, mask);
@@ -165,7 +165,7 @@ impl WarpBarrier {
     /// header, then the raise of the lane's word by `raise` (1, plus a vote
     /// bit's change), which releases both. Panics if another thread synced
     /// as this lane meanwhile.
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     fn arrive(
         &self,
@@ -196,7 +196,7 @@ impl WarpBarrier {
     }
 
     /// Records the episode's wait (the fast reuse check's `last`).
-    #[inline]
+    #[inline(always)]
     fn record(&self, lane: usize, round: u64, others: u64) {
         let own = &self.own[lane];
         // Relaxed (both): read only under the claim.
