@@ -1,21 +1,32 @@
 //! The warp collectives against `WarpBarrier::sync` of the same lanes: each
-//! collective on 32, 8 and 4 lanes, a 32-lane sum by five `shfl_down`
-//! steps against one `reduce_add`, and `tile.sync()` of 32 against
-//! `WarpBarrier::sync` of 32. One thread per lane, on `launch`'s threads;
-//! the kinds alternate within each pass, and each row gives the median ns
-//! per call over the passes and the per-pass ratio to its baseline (median,
-//! least, greatest).
+//! collective on 32, 8 and 4 lanes (or those of `--lanes`), a 32-lane sum
+//! by five `shfl_down` steps against one `reduce_add`, and `tile.sync()` of
+//! 32 against `WarpBarrier::sync` of 32. One thread per lane, on `launch`'s
+//! threads; the kinds alternate within each pass, each pass starting one
+//! kind later than the last (so that no kind always follows the same one),
+//! and each row gives the median ns per call over the passes and the
+//! per-pass ratio to its baseline (median, least, greatest). A call's time
+//! is the slowest lane's: every lane's calls, from a common start.
+//!
+//! `sync + claim` is a sync with what a collective does around it on the
+//! lane's own lines (an RMW that claims a flag before, stores that release
+//! it after), without the values: it tells the cost of a collective's
+//! reads of other lanes from the effect of that private work on how the
+//! lanes' arrivals meet on each other's lines.
 //!
 //! ```text
-//! cargo bench --bench warp -- [--passes N] [--scale F]
+//! cargo bench --bench warp -- [--passes N] [--scale F] [--lanes L1,L2,...]
 //! ```
 //! `--passes` (default 7) passes over every kind; `--scale` (default 1)
-//! multiplies the calls per measurement (each about 10 ms on idle cores).
+//! multiplies the calls per measurement (each about 10 ms on idle cores);
+//! `--lanes` (default 32,8,4) the group sizes, each in 1 ..= 64 (the rows of
+//! 32 only with 32).
 
 #[path = "common/cli.rs"]
 mod cli;
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 use syncthreads::{launch, WarpBarrier};
 
@@ -32,7 +43,14 @@ struct Ctx<'a> {
     warp: &'a WarpBarrier,
     lane: usize,
     block: &'a syncthreads::Block<'a>,
+    /// A flag on a line of the lane's own (`sync + claim`).
+    own: &'a Own,
 }
+
+/// A lane's own line.
+#[repr(align(128))]
+#[derive(Default)]
+struct Own(AtomicBool, AtomicU64);
 
 macro_rules! kind {
     ($name:literal, $baseline:literal, |$c:ident, $i:ident| $body:expr) => {
@@ -62,6 +80,15 @@ fn kinds() -> Vec<Kind> {
         kind!("sync", "sync", |c, _i| c
             .warp
             .sync(c.lane, c.warp.full_mask())),
+        kind!("sync + claim", "sync", |c, i| {
+            // As a collective's claim, record and done (episode.rs).
+            let claimed = c.own.0.swap(true, Ordering::Acquire);
+            c.warp.sync(c.lane, c.warp.full_mask());
+            c.own.1.store(i as u64, Ordering::Relaxed);
+            c.own.1.store(i as u64, Ordering::Release);
+            c.own.0.store(false, Ordering::Release);
+            claimed
+        }),
         kind!("ballot", "sync", |c, i| c.warp.ballot(
             c.lane,
             c.warp.full_mask(),
@@ -163,15 +190,17 @@ fn kinds_of_32() -> Vec<Kind> {
     ]
 }
 
-/// ns per call of `kind` on `lanes` lanes: lane 0's time for `iters` calls
-/// after the lanes started together.
+/// ns per call of `kind` on `lanes` lanes: the slowest lane's time for
+/// `iters` calls after the lanes started together.
 fn measure(lanes: usize, kind: &Kind, iters: usize) -> f64 {
     let warp = WarpBarrier::new(lanes);
+    let own: Vec<Own> = (0..lanes).map(|_| Own::default()).collect();
     let times = launch(lanes, |block| {
         let ctx = Ctx {
             warp: &warp,
             lane: block.thread_rank(),
             block,
+            own: &own[block.thread_rank()],
         };
         // Warm up (and the tile's warps made), then start together.
         (kind.run)(&ctx, 8);
@@ -180,7 +209,8 @@ fn measure(lanes: usize, kind: &Kind, iters: usize) -> f64 {
         (kind.run)(&ctx, iters);
         start.elapsed()
     });
-    times[0].as_nanos() as f64 / iters as f64
+    let slowest = times.iter().max().expect("at least one lane");
+    slowest.as_nanos() as f64 / iters as f64
 }
 
 fn median(xs: &mut [f64]) -> f64 {
@@ -191,9 +221,10 @@ fn median(xs: &mut [f64]) -> f64 {
 const CLI: cli::Cli = cli::Cli {
     program: "warp",
     usage: || {
-        "usage: cargo bench --bench warp -- [--passes N] [--scale F]\n\
+        "usage: cargo bench --bench warp -- [--passes N] [--scale F] [--lanes L1,L2,...]\n\
          --passes: passes over every kind (default 7)\n\
-         --scale: multiplies the calls per measurement (default 1; each about 10 ms on idle cores)"
+         --scale: multiplies the calls per measurement (default 1; each about 10 ms on idle cores)\n\
+         --lanes: the group sizes, each in 1 ..= 64 (default 32,8,4)"
             .to_owned()
     },
 };
@@ -201,6 +232,7 @@ const CLI: cli::Cli = cli::Cli {
 fn main() {
     let mut passes = 7usize;
     let mut scale = 1.0f64;
+    let mut sizes = vec![32usize, 8, 4];
     let mut parser = cli::parser();
     while let Some(arg) = CLI.next(&mut parser) {
         use lexopt::Arg::{Long, Short};
@@ -217,6 +249,16 @@ fn main() {
                     CLI.bad(format!("--scale: {scale} is not a positive number"));
                 }
             }
+            Long("lanes") => {
+                let text = CLI.text(&mut parser, "--lanes");
+                sizes = text
+                    .split(',')
+                    .map(|n| match CLI.parse::<usize>("--lanes", n.trim()) {
+                        n @ 1..=64 => n,
+                        n => CLI.bad(format!("--lanes: {n} is not in 1 ..= 64")),
+                    })
+                    .collect();
+            }
             Short('h') | Long("help") => CLI.help(),
             other => CLI.unexpected(other),
         }
@@ -227,7 +269,7 @@ fn main() {
         "{:>5}  {:<18} {:>10}  {:<18} {:>7} {:>15}",
         "lanes", "call", "ns", "baseline", "ratio", "ratio min..max"
     );
-    for lanes in [32, 8, 4] {
+    for lanes in sizes {
         let mut rows = kinds();
         if lanes == 32 {
             rows.extend(kinds_of_32());
@@ -235,9 +277,10 @@ fn main() {
         // Calls per measurement: about 10 ms of syncs on idle cores.
         let iters = ((if lanes > cores { 2_000.0 } else { 20_000.0 }) * scale).max(1.0) as usize;
         let mut ns: Vec<Vec<f64>> = vec![Vec::new(); rows.len()];
-        for _ in 0..passes {
-            for (k, kind) in rows.iter().enumerate() {
-                ns[k].push(measure(lanes, kind, iters));
+        for pass in 0..passes {
+            for j in 0..rows.len() {
+                let k = (pass + j) % rows.len();
+                ns[k].push(measure(lanes, &rows[k], iters));
             }
         }
         for (k, kind) in rows.iter().enumerate() {

@@ -141,6 +141,18 @@ pool-hand-back-wakes-the-slot	src/launch/pool/worker.rs	park::unpark_all(ticket.
 pool-reuse-plain-store	src/launch/pool/slot.rs	let prior = self.word.swap(ticket, Ordering::Release);	let prior = exited(); self.word.store(ticket, Ordering::Relaxed);	launch
 pool-claim-gives-up-after-one-cas	src/launch/pool/slot.rs	Err(now) => seen = now,	Err(_) => return false,	launch
 pool-reuse-joins-the-leaving-thread	src/launch/pool.rs	self.retire(old);	let _ = old.join();	launch test:launch_pool_bugs
+warp-done-store-relaxed	src/warp/episode.rs	self.own.done.store(round, Ordering::Release);	self.own.done.store(round, Ordering::Relaxed);	warp_collectives
+warp-claim-release-relaxed	src/warp/episode.rs	self.own.busy.store(false, Ordering::Release);	self.own.busy.store(false, Ordering::Relaxed);	warp_collectives
+warp-claim-acquire-relaxed	src/warp/episode.rs	if own.busy.swap(true, Ordering::Acquire) {	if own.busy.swap(true, Ordering::Relaxed) {	warp_collectives
+warp-header-round-load-relaxed	src/warp/episode.rs	if line.round[p].load(Ordering::Acquire) != self.round	if line.round[p].load(Ordering::Relaxed) != self.round	warp_collectives
+warp-header-mask-load-relaxed	src/warp/episode.rs	|| line.mask[p].load(Ordering::Acquire) & (1 << self.lane) == 0	|| line.mask[p].load(Ordering::Relaxed) & (1 << self.lane) == 0	warp_collectives
+warp-header-mask-store-relaxed	src/warp/episode.rs	me.mask[p].store(mask, Ordering::Release);	me.mask[p].store(mask, Ordering::Relaxed);	warp_collectives
+warp-header-round-store-relaxed	src/warp/episode.rs	me.round[p].store(round, Ordering::Release);	me.round[p].store(round, Ordering::Relaxed);	warp_collectives
+warp-arrival-relaxed	src/warp/episode.rs	let old = me.synced.fetch_add(raise, Ordering::Release);	let old = me.synced.fetch_add(raise, Ordering::Relaxed);	warp_collectives
+warp-reuse-count-load-relaxed	src/warp/episode.rs	let s = self.lanes[i].synced.load(Ordering::Acquire);	let s = self.lanes[i].synced.load(Ordering::Relaxed);	warp_collectives
+warp-reuse-done-load-relaxed	src/warp/episode.rs	} else if self.own[i].done.load(Ordering::Acquire) >= t {	} else if self.own[i].done.load(Ordering::Relaxed) >= t {	warp_collectives
+warp-vote-bit-of-the-other-parity	src/warp.rs	(s >> (VOTES + (round % 2) as u32)) & 1	(s >> (VOTES + ((round + 1) % 2) as u32)) & 1	warp_collectives
+warp-wait-drops-the-waited-lanes-vote	src/warp.rs	votes |= vote_of(s, round) << target;	votes |= 0;	warp_collectives
 MUTANTS
 }
 

@@ -4,11 +4,12 @@
 //!
 //! # Design
 //!
-//! Each lane `l` has one word, `synced[l]`: in its low 62 bits how many times
+//! Each lane `l` has one word, `synced[l]`: in its low 60 bits how many times
 //! lane `l` has called `sync` (only lane `l` adds to it, so it only grows),
-//! in bit 62, `POISONED`, whether the group is poisoned (a tile of a
-//! poisoned block), and in bit 63, `PARKED`, whether some lane may be
-//! parked until it grows.
+//! in bits 60 and 61, `VOTES`, the predicate of its latest vote of each
+//! parity of the count (a collective's, `warp/episode.rs`), in bit 62,
+//! `POISONED`, whether the group is poisoned (a tile of a poisoned block),
+//! and in bit 63, `PARKED`, whether some lane may be parked until it grows.
 //!
 //! Lane `l`'s `r`-th `sync(l, mask)` raises its count to `r`, then waits
 //! until every lane `m` of `mask` has a count `>= r`. Lanes of `mask` have
@@ -59,8 +60,15 @@ const PARKED: u64 = 1 << 63;
 /// `POISONED`: bit 62 of a lane's word (module docs). Above every count, so
 /// a poisoned word satisfies every wait, which then panics.
 const POISONED: u64 = 1 << 62;
-/// The sync count: bits 0..=61 (it would take centuries to overflow).
-const COUNT: u64 = POISONED - 1;
+/// The vote bits: bit `VOTES + p` holds the predicate of the lane's latest
+/// vote in a round of parity `p` (module docs).
+const VOTES: u32 = 60;
+/// The sync count: bits 0..=59 (at a sync per nanosecond it would take
+/// three decades to overflow, and a sync takes longer).
+const COUNT: u64 = (1 << VOTES) - 1;
+/// What a waiter compares with a round: the count, and `POISONED`, above
+/// every count, so that a poisoned word satisfies every wait.
+const CAUGHT_UP: u64 = COUNT | POISONED;
 
 /// A lane's line: its word (module docs), whose address is the key that
 /// lanes waiting for it park on, and the header and word value of its
@@ -258,7 +266,7 @@ impl WarpBarrier {
         if Lane::parked(old) {
             self.wake_waiters_of(lane, old);
         }
-        self.wait(call, mask, others, (old & COUNT) + 1);
+        let _votes = self.wait(call, mask, others, (old & COUNT) + 1);
     }
 
     /// Checks `lane` and `mask` for `call`: the lane in range and in its
@@ -298,7 +306,9 @@ impl WarpBarrier {
 
     /// The lanes of `lanes` whose sync count is still below `round`; a
     /// poisoned word counts as caught up, and sets `POISONED` in `seen`.
-    fn behind(&self, lanes: u64, round: u64, seen: &mut u64) -> u64 {
+    /// Each lane caught up adds its vote bit of `round`'s parity to `votes`
+    /// (at the lane's bit).
+    fn behind(&self, lanes: u64, round: u64, seen: &mut u64, votes: &mut u64) -> u64 {
         let mut behind = 0;
         let mut rest = lanes;
         while rest != 0 {
@@ -307,8 +317,10 @@ impl WarpBarrier {
             // Acquire: that lane's raise → our return (orderings.md).
             let s = self.lanes[lane].synced.load(Ordering::Acquire);
             *seen |= s;
-            if s & !PARKED < round {
+            if s & CAUGHT_UP < round {
                 behind |= 1 << lane;
+            } else {
+                *votes |= vote_of(s, round) << lane;
             }
         }
         behind
@@ -342,30 +354,44 @@ impl WarpBarrier {
     /// when every lane of the mask can run at once, since otherwise the lane
     /// we wait for is likely not running and spinning would take its core.
     /// Counts only grow, so a lane found caught up is not read again.
-    /// (`mask` is the whole mask, for the stall reports.)
+    /// (`mask` is the whole mask, for the stall reports.) Returns the vote
+    /// bits of `round`'s parity of the lanes of `others` (at their bits),
+    /// each from the word that showed the lane caught up: their votes of
+    /// `round`, if they voted in it (`warp/episode.rs`).
     #[track_caller]
-    fn wait(&self, call: &str, mask: u64, others: u64, round: u64) {
-        let mut seen = 0;
-        let mut behind = self.behind(others, round, &mut seen);
+    fn wait(&self, call: &str, mask: u64, others: u64, round: u64) -> u64 {
+        let (mut seen, mut votes) = (0, 0);
+        let mut behind = self.behind(others, round, &mut seen, &mut votes);
         let waiter = Waiter::new(others.count_ones() + 1, None);
         let waiter = waiter.recorded(self.wait_info(mask, others, round));
         let mut waiter = waiter;
-        let caught_up = |s: u64| (s & !PARKED >= round).then_some(());
+        let caught_up = |s: u64| (s & CAUGHT_UP >= round).then_some(s);
         while behind != 0 {
             let target = behind.trailing_zeros() as usize;
             let lane = &self.lanes[target];
             // Acquire: as in `behind`.
-            let s = lane.synced.load(Ordering::Acquire);
+            let mut s = lane.synced.load(Ordering::Acquire);
             if caught_up(s).is_none() {
-                let waited = waiter.wait(lane, s, caught_up);
-                debug_assert!(waited.is_ok(), "a wait without a deadline");
+                match waiter.wait(lane, s, caught_up) {
+                    Ok(now) => s = now,
+                    Err(_) => unreachable!("a wait without a deadline ends caught up"),
+                }
             }
-            behind = self.behind(behind & !(1 << target), round, &mut seen);
+            seen |= s;
+            votes |= vote_of(s, round) << target;
+            behind = self.behind(behind & !(1 << target), round, &mut seen, &mut votes);
         }
         if seen & POISONED != 0 {
             Self::poisoned(call);
         }
+        votes
     }
+}
+
+/// The vote bit of `round`'s parity in lane word `s`, as 0 or 1.
+#[inline]
+fn vote_of(s: u64, round: u64) -> u64 {
+    (s >> (VOTES + (round % 2) as u32)) & 1
 }
 
 /// A lane's word, waited on through the common policy.

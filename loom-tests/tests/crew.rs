@@ -78,7 +78,10 @@ fn a_crew_launch_wakes_a_sleeping_member_and_is_woken_by_it() {
             let first = write_rank(&launcher, &cells);
             assert_eq!(cells.get(1), 11);
             let second = write_rank(&launcher, &cells);
-            assert_eq!(first, second, "the member that never leaves ran rank 1 again");
+            assert_eq!(
+                first, second,
+                "the member that never leaves ran rank 1 again"
+            );
             drop(launcher); // wakes the sleeping member and joins it
             if !reach.events().contains("crew-woke-a-sleeping-member") {
                 reach.case("found the member polling");

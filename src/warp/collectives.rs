@@ -49,9 +49,7 @@ impl WarpBarrier {
 
     #[track_caller]
     pub(crate) fn ballot_as(&self, call: &'static str, lane: usize, mask: u64, pred: bool) -> u64 {
-        self.episode(call, lane, mask, pred, |e, pred| {
-            each(mask).fold(0, |bits, i| bits | (e.value_or(i, pred) as u64) << i)
-        })
+        self.vote(call, lane, mask, pred)
     }
 
     /// Whether `pred` is true on any lane of `mask`: `__any_sync(mask, pred)`.

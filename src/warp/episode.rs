@@ -1,9 +1,11 @@
 //! One collective: claim the lane, make sure its slot's readers are done,
 //! publish the value, arrive, wait, read the sources, say done
-//! (docs/design/warp-collectives.md, "The episode").
+//! (docs/design/warp-collectives.md, "The episode"). A vote is the same
+//! episode with its predicate in the arrival itself (a bit of the lane's
+//! word), which the waiters read as they wait: nothing to read after.
 
 use super::slots::{self, Own};
-use super::{Lane, WarpBarrier, COUNT, POISONED};
+use super::{Lane, WarpBarrier, COUNT, POISONED, VOTES};
 use crate::sync::{self, Ordering};
 use crate::wait::Word;
 
@@ -85,49 +87,21 @@ impl WarpBarrier {
         value: T,
         read: impl FnOnce(&Episode<'_>, T) -> R,
     ) -> R {
-        self.check(call, lane, mask);
-        let own = &self.own[lane];
-        // Acquire: the lane's previous claim's record and slot writes → ours.
-        if own.busy.swap(true, Ordering::Acquire) {
-            panic!(
-                "syncthreads: {call}(lane {lane}, mask {mask:#x}): lane {lane} is inside a collective on another thread (one thread per lane)"
-            );
-        }
-        let mut claim = Claim { own, arrived: None };
-        let me = &self.lanes[lane];
-        // Relaxed: only this lane raises its count (a thread that broke that is caught below).
-        let round = (me.synced.load(Ordering::Relaxed) & COUNT) + 1;
+        let (mut claim, round, _) = self.enter(call, lane, mask);
         let p = (round % 2) as usize;
-        self.await_readers(call, lane, p);
         if let Some(word) = slots::to_word(&value) {
             // Relaxed: the arrival below releases it.
-            me.word[p].store(word, Ordering::Relaxed);
+            self.lanes[lane].word[p].store(word, Ordering::Relaxed);
         } else {
             // SAFETY: we hold the claim, and every reader of the slot's
             // last round has finished (`await_readers`): nobody else
             // accesses it (warp-collectives.md).
-            own.values[p].with_mut(|values| unsafe { (*values).put(value) });
+            self.own[lane].values[p].with_mut(|values| unsafe { (*values).put(value) });
         }
-        // Release (both, mask first): the slot → a reader that acquires
-        // the header without having waited for us (the readers' rule).
-        me.mask[p].store(mask, Ordering::Release);
-        me.round[p].store(round, Ordering::Release);
-        // Release: the value and this lane's writes → the lanes that wait for it (orderings.md).
-        let old = me.synced.fetch_add(1, Ordering::Release);
-        claim.arrived = Some(round);
-        if Lane::parked(old) {
-            self.wake_waiters_of(lane, old);
-        }
-        if old & COUNT != round - 1 {
-            panic!(
-                "syncthreads: {call}(lane {lane}, mask {mask:#x}): lane {lane} synced on another thread during this call (one thread per lane)"
-            );
-        }
+        self.arrive(call, lane, mask, &mut claim, round, 1);
         let others = mask & !(1 << lane);
-        self.wait(call, mask, others, round);
-        // Relaxed (both): read only under the claim.
-        own.last_round.store(round, Ordering::Relaxed);
-        own.last_mask.store(others, Ordering::Relaxed);
+        let _votes = self.wait(call, mask, others, round);
+        self.record(lane, round, others);
         let episode = Episode {
             warp: self,
             lane,
@@ -138,6 +112,96 @@ impl WarpBarrier {
         let result = read(&episode, value);
         drop(claim);
         result
+    }
+
+    /// A vote of lane `lane` with `mask`: the episode whose value is `pred`,
+    /// carried in the lane's vote bit of the round's parity, set by the
+    /// arrival itself. Returns the mask of the lanes of `mask` that voted
+    /// true, read from the words that the wait loaded anyway. `lane` and
+    /// `mask` are checked here.
+    #[track_caller]
+    pub(super) fn vote(&self, call: &'static str, lane: usize, mask: u64, pred: bool) -> u64 {
+        let (mut claim, round, word) = self.enter(call, lane, mask);
+        let bit = VOTES + (round % 2) as u32;
+        // The vote bits change only by this lane's arrivals, under its
+        // claim, so `word` has the bit as it is: the raise sets it to
+        // `pred` without a carry into any other bit.
+        let had = (word >> bit) & 1;
+        let raise = 1u64
+            .wrapping_add((pred as u64) << bit)
+            .wrapping_sub(had << bit);
+        self.arrive(call, lane, mask, &mut claim, round, raise);
+        let others = mask & !(1 << lane);
+        let votes = self.wait(call, mask, others, round);
+        self.record(lane, round, others);
+        drop(claim);
+        votes | (pred as u64) << lane
+    }
+
+    /// The start of an episode: checks `lane` and `mask`, claims the lane,
+    /// and waits for the readers of the slot of its next round's parity
+    /// (`await_readers`). Returns the claim, that round, and the lane's
+    /// word as it was.
+    #[inline(always)]
+    #[track_caller]
+    fn enter(&self, call: &'static str, lane: usize, mask: u64) -> (Claim<'_>, u64, u64) {
+        self.check(call, lane, mask);
+        let own = &self.own[lane];
+        // Acquire: the lane's previous claim's record and slot writes → ours.
+        if own.busy.swap(true, Ordering::Acquire) {
+            panic!(
+                "syncthreads: {call}(lane {lane}, mask {mask:#x}): lane {lane} is inside a collective on another thread (one thread per lane)"
+            );
+        }
+        let claim = Claim { own, arrived: None };
+        // Relaxed: only this lane raises its count (a thread that broke that is caught below).
+        let word = self.lanes[lane].synced.load(Ordering::Relaxed);
+        let round = (word & COUNT) + 1;
+        self.await_readers(call, lane, (round % 2) as usize);
+        (claim, round, word)
+    }
+
+    /// The arrival of an episode, after its value was published: the slot's
+    /// header, then the raise of the lane's word by `raise` (1, plus a vote
+    /// bit's change), which releases both. Panics if another thread synced
+    /// as this lane meanwhile.
+    #[inline(always)]
+    #[track_caller]
+    fn arrive(
+        &self,
+        call: &'static str,
+        lane: usize,
+        mask: u64,
+        claim: &mut Claim<'_>,
+        round: u64,
+        raise: u64,
+    ) {
+        let me = &self.lanes[lane];
+        let p = (round % 2) as usize;
+        // Release (both, mask first): the slot → a reader that acquires
+        // the header without having waited for us (the readers' rule).
+        me.mask[p].store(mask, Ordering::Release);
+        me.round[p].store(round, Ordering::Release);
+        // Release: the value and this lane's writes → the lanes that wait for it (orderings.md).
+        let old = me.synced.fetch_add(raise, Ordering::Release);
+        claim.arrived = Some(round);
+        if Lane::parked(old) {
+            self.wake_waiters_of(lane, old);
+        }
+        if old & COUNT != round - 1 {
+            panic!(
+                "syncthreads: {call}(lane {lane}, mask {mask:#x}): lane {lane} synced on another thread during this call (one thread per lane)"
+            );
+        }
+    }
+
+    /// Records the episode's wait (the fast reuse check's `last`).
+    #[inline(always)]
+    fn record(&self, lane: usize, round: u64, others: u64) {
+        let own = &self.own[lane];
+        // Relaxed (both): read only under the claim.
+        own.last_round.store(round, Ordering::Relaxed);
+        own.last_mask.store(others, Ordering::Relaxed);
     }
 
     /// The reuse check of `lane`'s slot `p`: returns once every reader of
@@ -208,4 +272,30 @@ fn backoff(spins: &mut u32) {
         sync::yield_now();
     }
     *spins += 1;
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::super::vote_of;
+    use crate::WarpBarrier;
+
+    #[test]
+    fn a_vote_sets_and_clears_its_bit_without_touching_the_count_or_the_other_parity() {
+        let warp = WarpBarrier::new(2);
+        // Lane 1 alone, so lane 0's word changes only by its own calls.
+        let votes = [true, true, false, true, false, false, true];
+        for (k, &pred) in votes.iter().enumerate() {
+            assert_eq!(warp.ballot(0, 0b01, pred), pred as u64, "vote {k}");
+            let word = warp.lanes[0].synced.load(crate::sync::Ordering::Relaxed);
+            assert_eq!(word & super::COUNT, k as u64 + 1, "vote {k}");
+            assert_eq!(vote_of(word, k as u64 + 1), pred as u64, "vote {k}");
+            // The other parity still holds the vote before this one.
+            if k > 0 {
+                assert_eq!(vote_of(word, k as u64), votes[k - 1] as u64, "vote {k}");
+            }
+            warp.sync(1, 0b10);
+        }
+        warp.sync(0, 0b01);
+        assert_eq!(format!("{warp:?}"), "WarpBarrier { synced: [8, 7] }");
+    }
 }
