@@ -87,11 +87,6 @@ pub(crate) const YIELD_NANOS: u64 = 200_000;
 /// (benches/RESULTS.md, "Launch").
 pub(crate) const IDLE_YIELD_NANOS: u64 = 2_000_000;
 
-/// Loads, with a pause hint each, that a pool thread's idle wait makes
-/// after each yield: a few hundred nanoseconds, short beside the yield's
-/// system call.
-const IDLE_SPINS_PER_YIELD: u32 = 64;
-
 /// The whole spin and yield of a pool thread's idle wait, at most: its
 /// keep-alive counts from the end of this.
 pub(crate) const IDLE_POLL: Duration = Duration::from_nanos(SPIN_NANOS + IDLE_YIELD_NANOS);
@@ -385,18 +380,6 @@ fn yield_cpu<W: Word, T>(
     let mut budget = YieldBudget::start(deadline, policy, nanos, idle)?;
     loop {
         sync::yield_now();
-        if idle && !sync::MODEL {
-            // A pool thread between launches spins a little after each
-            // yield: it sees its next launch about as soon as a spinning
-            // thread would, where the yield alone takes a system call.
-            for _ in 0..IDLE_SPINS_PER_YIELD {
-                sync::spin_hint();
-                // Acquire: as below.
-                if let Some(done) = check(word.load(Ordering::Acquire)) {
-                    return Some(done);
-                }
-            }
-        }
         // Acquire: as in `spin`: an accepted word ends the wait.
         if let Some(done) = check(word.load(Ordering::Acquire)) {
             budget.end();
