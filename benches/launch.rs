@@ -100,7 +100,7 @@ const CLI: cli::Cli = cli::Cli {
          \x20       rayon, omp, threadteam, loop, heat, idle, over (default all)\n\
          --idle-samples: gaps per idle row (default 40)\n\
          --group N: the crew's threads per go word, 1..=16 (needs --features bench)\n\
-         --quick: 5 short batches per row"
+         --quick: 5 short batches per row, 3 idle gaps"
             .to_owned()
     },
 };
@@ -150,6 +150,7 @@ fn opts() -> Opts {
             Long("quick") => {
                 o.batches = 5;
                 o.batch = Duration::from_millis(5);
+                o.idle_samples = 3;
             }
             Short('h') | Long("help") => CLI.help(),
             other => CLI.unexpected(other),
