@@ -141,6 +141,9 @@ pool-hand-back-wakes-the-slot	src/launch/pool/worker.rs	park::unpark_all(ticket.
 pool-reuse-plain-store	src/launch/pool/slot.rs	let prior = self.word.swap(ticket, Ordering::Release);	let prior = exited(); self.word.store(ticket, Ordering::Relaxed);	launch
 pool-claim-gives-up-after-one-cas	src/launch/pool/slot.rs	Err(now) => seen = now,	Err(_) => return false,	launch
 pool-reuse-joins-the-leaving-thread	src/launch/pool.rs	self.retire(old);	let _ = old.join();	launch test:launch_pool_bugs
+crew-launch-wakes-no-sleeper	src/launch/pool/crew/words.rs	wait::wake(&Place { go: self, place }, (prior, place));	let _ = place;	crew
+crew-member-wakes-no-join	src/launch/pool/crew.rs	wait::wake(&*group.done, prior);	let _ = prior;	crew
+crew-member-ignores-its-leave	src/launch/pool/crew.rs	if self.left.load(Ordering::Relaxed) {	if false && self.left.load(Ordering::Relaxed) {	crew test:launch_pool
 warp-done-store-relaxed	src/warp/episode.rs	self.own.done.store(round, Ordering::Release);	self.own.done.store(round, Ordering::Relaxed);	warp_collectives
 warp-claim-release-relaxed	src/warp/episode.rs	self.own.busy.store(false, Ordering::Release);	self.own.busy.store(false, Ordering::Relaxed);	warp_collectives
 warp-claim-acquire-relaxed	src/warp/episode.rs	if own.busy.swap(true, Ordering::Acquire) {	if own.busy.swap(true, Ordering::Relaxed) {	warp_collectives
