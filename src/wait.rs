@@ -146,10 +146,11 @@ fn wake_parked(key: usize) {
     park::wake_tasks(key);
 }
 
-/// One wait, possibly over several words in turn (a `WarpBarrier` lane waits
-/// for each lane it is behind): the spin and yield budgets are spent once per
-/// wait, not once per word.
-pub(crate) struct Waiter {
+/// The stages of one wait (spin, yield, park), possibly over several words
+/// in turn (a `WarpBarrier` lane waits for each lane it is behind): the spin
+/// and yield budgets are spent once per wait, not once per word. (Not the
+/// diagnostics' `Waiter`, a waiting thread's record.)
+pub(crate) struct Stages {
     /// Whether every participant can have a core (then spinning pays).
     may_spin: bool,
     deadline: Option<Instant>,
@@ -170,11 +171,11 @@ pub(crate) struct Waiter {
     record: crate::diagnostics::Record,
 }
 
-impl Waiter {
+impl Stages {
     /// A wait for a phase of `participants` threads, until `deadline`.
-    pub(crate) fn new(participants: u32, deadline: Option<Instant>) -> Waiter {
+    pub(crate) fn new(participants: u32, deadline: Option<Instant>) -> Stages {
         let policy = policy::current(deadline);
-        Waiter {
+        Stages {
             may_spin: sync::MODEL || policy::spins_always(policy) || participants <= cores(),
             deadline,
             spun: false,
@@ -190,8 +191,8 @@ impl Waiter {
     /// keep-alive): it spins as a phase's wait does when its last launch's
     /// threads all had cores (`spins`), then yields for [`IDLE_YIELD_NANOS`]
     /// (a launch per time step finds it awake), then parks.
-    pub(crate) fn idle(spins: bool, deadline: Option<Instant>) -> Waiter {
-        let mut waiter = Waiter::new(if spins { 1 } else { u32::MAX }, deadline);
+    pub(crate) fn idle(spins: bool, deadline: Option<Instant>) -> Stages {
+        let mut waiter = Stages::new(if spins { 1 } else { u32::MAX }, deadline);
         waiter.may_spin &= spins || sync::MODEL;
         waiter.yield_nanos = if spins { IDLE_YIELD_NANOS } else { YIELD_NANOS };
         waiter.idle = true;
@@ -200,15 +201,15 @@ impl Waiter {
 
     /// A wait that parks at once, until `deadline`: a pool thread that was
     /// woken for a launch that did not take it goes back to sleep.
-    pub(crate) fn asleep(deadline: Option<Instant>) -> Waiter {
-        let mut waiter = Waiter::new(1, deadline);
+    pub(crate) fn asleep(deadline: Option<Instant>) -> Stages {
+        let mut waiter = Stages::new(1, deadline);
         waiter.spun = true;
         waiter
     }
 
     /// Describes this wait for the stall reports (recorded if it stops
     /// spinning).
-    pub(crate) fn recorded(mut self, info: crate::diagnostics::WaitInfo) -> Waiter {
+    pub(crate) fn recorded(mut self, info: crate::diagnostics::WaitInfo) -> Stages {
         self.record = crate::diagnostics::Record::new(info);
         self
     }
@@ -258,7 +259,7 @@ impl Waiter {
     }
 }
 
-/// A wait without a deadline: [`Waiter::wait`] on `word` from `s` (a load
+/// A wait without a deadline: [`Stages::wait`] on `word` from `s` (a load
 /// that `check` did not accept) for a phase of `participants`, until `check`
 /// accepts a word; returns its answer.
 pub(crate) fn until<W: Word, T>(
@@ -267,7 +268,7 @@ pub(crate) fn until<W: Word, T>(
     participants: u32,
     check: impl Fn(W::Snapshot) -> Option<T>,
 ) -> T {
-    match Waiter::new(participants, None).wait(word, s, check) {
+    match Stages::new(participants, None).wait(word, s, check) {
         Ok(done) => done,
         Err(_) => unreachable!("a wait without a deadline ends only when satisfied"),
     }
@@ -398,7 +399,7 @@ struct YieldBudget {
     policy: Policy,
     before: Instant,
     until: Instant,
-    /// A pool thread's idle wait (`Waiter::idle`).
+    /// A pool thread's idle wait (`Stages::idle`).
     idle: bool,
 }
 

@@ -42,7 +42,7 @@
 //! waits for, and parks again if needed.
 
 use crate::sync::{AtomicU64, Ordering};
-use crate::wait::{wake, Waiter, Word};
+use crate::wait::{wake, Stages, Word};
 
 mod collectives;
 mod debug;
@@ -362,7 +362,7 @@ impl WarpBarrier {
     fn wait(&self, call: &str, mask: u64, others: u64, round: u64) -> u64 {
         let (mut seen, mut votes) = (0, 0);
         let mut behind = self.behind(others, round, &mut seen, &mut votes);
-        let waiter = Waiter::new(others.count_ones() + 1, None);
+        let waiter = Stages::new(others.count_ones() + 1, None);
         let waiter = waiter.recorded(self.wait_info(mask, others, round));
         let mut waiter = waiter;
         let caught_up = |s: u64| (s & CAUGHT_UP >= round).then_some(s);

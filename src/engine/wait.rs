@@ -10,7 +10,7 @@ use crate::phase::Phase;
 use crate::state::Snapshot;
 use crate::sync::Ordering;
 use crate::token::ArrivalToken;
-use crate::wait::{self, Waiter};
+use crate::wait::{self, Stages};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -162,7 +162,7 @@ impl<F: Completion> Engine<F> {
         let end = match classify(s) {
             Some(end) => Some(end),
             None => {
-                let waiter = Waiter::new(s.expected(), deadline);
+                let waiter = Stages::new(s.expected(), deadline);
                 let waiter = waiter.recorded(self.wait_info(s.phase(), subject, who));
                 { waiter }.wait(&self.state, s, classify).ok()
             }

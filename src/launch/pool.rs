@@ -10,7 +10,7 @@
 
 use crate::park;
 use crate::sync::{Mutex, Ordering};
-use crate::wait::{Waiter, Word};
+use crate::wait::{Stages, Word};
 use std::any::Any;
 use std::cell::Cell;
 use std::io;
@@ -411,7 +411,7 @@ fn wait_done(slot: &Slot, ticket: *mut Ticket, crowded: bool) {
     let word = slot.load(Ordering::Acquire);
     if check(word).is_none() {
         let participants = if crowded { u32::MAX } else { 2 };
-        let waited = Waiter::new(participants, None).wait(&handed, word, check);
+        let waited = Stages::new(participants, None).wait(&handed, word, check);
         debug_assert!(waited.is_ok(), "a wait without a deadline");
     }
 }

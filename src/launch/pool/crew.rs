@@ -60,7 +60,7 @@ use words::{generation, places, taking, Group, Place, Post, PARKED};
 mod words;
 use super::Pool;
 use crate::sync::{AtomicBool, Ordering, UnsafeCell};
-use crate::wait::{self, Waiter, Word};
+use crate::wait::{self, Stages, Word};
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
@@ -345,7 +345,7 @@ impl Drop for Join<'_> {
             let s = match ended(s) {
                 Some(s) => s,
                 None => waiter
-                    .get_or_insert_with(|| Waiter::new(self.participants, None))
+                    .get_or_insert_with(|| Stages::new(self.participants, None))
                     .wait(done, s, ended)
                     .unwrap_or_else(|_| unreachable!("a wait without a deadline")),
             };
@@ -468,7 +468,7 @@ impl Member {
         };
         let mut seen = self.start;
         let mut deadline = self.idle_until();
-        let mut waiter = Waiter::idle(true, deadline);
+        let mut waiter = Stages::idle(true, deadline);
         loop {
             let moved = |(s, _): (u64, u64)| (generation(s) != seen).then_some(s);
             // Acquire: the launch's Release CAS → its post and job.
@@ -493,7 +493,7 @@ impl Member {
                 } else {
                     wait::deadline_after(self.keep_alive.max(RETRY))
                 };
-                waiter = Waiter::asleep(deadline);
+                waiter = Stages::asleep(deadline);
                 continue;
             };
             seen = generation(s);
@@ -514,7 +514,7 @@ impl Member {
                 let prior = group.done.word.fetch_add(2, Ordering::Release);
                 wait::wake(&*group.done, prior);
                 deadline = self.idle_until();
-                waiter = Waiter::idle(
+                waiter = Stages::idle(
                     !post.crowded && post.threads as u32 <= wait::cores(),
                     deadline,
                 );
@@ -522,7 +522,7 @@ impl Member {
             }
             // Woken for a launch that did not take this member: back to
             // sleep, keeping the deadline.
-            waiter = Waiter::asleep(deadline);
+            waiter = Stages::asleep(deadline);
         }
     }
 }

@@ -4,7 +4,7 @@
 use super::slot::{exited, idle, is_ticket, sleeping, Slot, Ticket, WAITED};
 use crate::park;
 use crate::sync::Ordering;
-use crate::wait::{self, Waiter, Word};
+use crate::wait::{self, Stages, Word};
 use std::time::Duration;
 
 /// A worker: runs the tickets handed to its slot until it leaves.
@@ -61,7 +61,7 @@ fn next_ticket(slot: &Slot, keep_alive: Duration, crowded: bool) -> Option<*mut 
     // (`None`, no deadline, when it reaches past what an `Instant` holds:
     // `Duration::MAX` keeps the worker until woken).
     let deadline = wait::deadline_after(keep_alive.saturating_add(wait::IDLE_POLL));
-    let mut waiter = Waiter::idle(!crowded, deadline);
+    let mut waiter = Stages::idle(!crowded, deadline);
     loop {
         // Acquire: the claim's `Release` CAS published the ticket.
         let word = slot.load(Ordering::Acquire);
@@ -80,7 +80,7 @@ fn next_ticket(slot: &Slot, keep_alive: Duration, crowded: bool) -> Option<*mut 
                         return None;
                     }
                     // A claim came first: its ticket is read above.
-                    waiter = Waiter::asleep(deadline);
+                    waiter = Stages::asleep(deadline);
                     continue;
                 }
             },
