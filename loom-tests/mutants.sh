@@ -45,7 +45,8 @@
 #   bash loom-tests/mutants.sh --code --list
 # --models overrides the models of every code mutant (to see which of them
 # would have caught it). Normal-build tests use MUTANTS_PLAIN_TARGET_DIR
-# (default: the crate's own target dir).
+# (default: target/mutants-plain: a build of a mutated copy in the crate's own
+# target dir would be taken up by the next build of the real tree).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -250,7 +251,7 @@ done
 run_plain() {
     local f="$1" start end rc=0 secs
     start=$(date +%s.%N)
-    (cd "$SCRATCH" && RUSTFLAGS="" CARGO_TARGET_DIR="${MUTANTS_PLAIN_TARGET_DIR:-$ROOT/target}" \
+    (cd "$SCRATCH" && RUSTFLAGS="" CARGO_TARGET_DIR="${MUTANTS_PLAIN_TARGET_DIR:-$ROOT/target/mutants-plain}" \
         timeout "$TIMEOUT" cargo test --release -q --test "$f") >"$SCRATCH/test.log" 2>&1 || rc=$?
     end=$(date +%s.%N)
     secs=$(echo "$start $end" | awk '{ printf "%.1f", $2 - $1 }')

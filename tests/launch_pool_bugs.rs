@@ -74,29 +74,40 @@ fn leaked(launcher: Launcher) -> &'static Launcher {
     Box::leak(Box::new(launcher))
 }
 
+/// Launches 2 on `launcher`; rank 1's thread, when it leaves the pool
+/// (its keep-alive passed), runs `exit_launch` in its thread-local
+/// destructors. Returns what that launch returned, or its panic.
+fn launch_from_a_leaving_thread(
+    launcher: &Launcher,
+    exit_launch: impl Fn() -> Vec<usize> + Send + Sync + 'static,
+) -> Result<Vec<usize>, String> {
+    let (tx, rx) = mpsc::channel::<Result<Vec<usize>, String>>();
+    let tx = Mutex::new(tx);
+    let exit_launch = std::sync::Arc::new(exit_launch);
+    launcher.launch(2, |block| {
+        if block.thread_rank() == 1 {
+            let tx = tx.lock().unwrap().clone();
+            let exit_launch = std::sync::Arc::clone(&exit_launch);
+            at_thread_exit(move || {
+                let ran = catch_unwind(AssertUnwindSafe(|| exit_launch()))
+                    .map_err(|p| panic_message(&*p));
+                let _ = tx.send(ran);
+            });
+        }
+        block.sync();
+    });
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("the destructor's launch returned")
+}
+
 #[test]
 fn a_pool_threads_destructor_launches_on_its_own_pool() {
     let launcher = leaked(Launcher::new().keep_alive(Duration::from_millis(10)));
-    let (tx, rx) = mpsc::channel::<Result<Vec<usize>, String>>();
-    let tx = Mutex::new(tx);
     watchdog(60, String::new, || {
-        launcher.launch(2, |block| {
-            if block.thread_rank() == 1 {
-                let tx = tx.lock().unwrap().clone();
-                // When this pool thread leaves (its keep-alive passed), its
-                // destructor launches on the pool it leaves: the launch
-                // reuses the leaving thread's own place.
-                at_thread_exit(move || {
-                    let ran = catch_unwind(|| launcher.launch(2, |b| b.sync_count(true)))
-                        .map_err(|p| panic_message(&*p));
-                    let _ = tx.send(ran);
-                });
-            }
-            block.sync();
+        // The launch reuses the leaving thread's own place.
+        let ran = launch_from_a_leaving_thread(launcher, move || {
+            launcher.launch(2, |b| b.sync_count(true))
         });
-        let ran = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the destructor's launch returned");
         assert_eq!(ran, Ok(vec![2, 2]));
     });
 }
@@ -154,23 +165,8 @@ fn a_launcher_drop_joins_the_threads_a_destructor_launched_while_it_joined() {
 #[test]
 fn a_pool_threads_destructor_launches_on_the_default_pool() {
     let launcher = Launcher::new().keep_alive(Duration::from_millis(10));
-    let (tx, rx) = mpsc::channel::<Result<Vec<usize>, String>>();
-    let tx = Mutex::new(tx);
     watchdog(60, String::new, || {
-        launcher.launch(2, |block| {
-            if block.thread_rank() == 1 {
-                let tx = tx.lock().unwrap().clone();
-                at_thread_exit(move || {
-                    let ran = catch_unwind(|| launch(3, |b| b.sync_count(true)))
-                        .map_err(|p| panic_message(&*p));
-                    let _ = tx.send(ran);
-                });
-            }
-            block.sync();
-        });
-        let ran = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the destructor's launch returned");
+        let ran = launch_from_a_leaving_thread(&launcher, || launch(3, |b| b.sync_count(true)));
         assert_eq!(ran, Ok(vec![3, 3, 3]));
     });
 }

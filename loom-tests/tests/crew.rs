@@ -7,19 +7,11 @@
 //! the go word is a loom cell too.
 
 mod common;
-use common::{model_reaching_bounded, Slots};
+use common::{model_reaching_bounded, write_rank, Slots};
 use loom::sync::Arc;
-use loom::thread::{self, ThreadId};
+use loom::thread;
 use std::time::Duration;
 use syncthreads::Launcher;
-
-/// Rank `r` writes `10 + r` into its cell and reports its thread.
-fn write_rank(launcher: &Launcher, cells: &Slots) -> Vec<ThreadId> {
-    launcher.launch(2, |block| {
-        cells.set(block.thread_rank(), 10 + block.thread_rank());
-        thread::current().id()
-    })
-}
 
 /// A member whose keep-alive (zero) passes as soon as it has run a rank,
 /// against the next launch. Cases: the member ran both launches (the

@@ -10,10 +10,10 @@
 //! the slot word alone: loom's cells fail the model on an unordered access.
 
 mod common;
-use common::{model_reaching_bounded, panic_message, quiet_expected_panics, Slots};
+use common::{model_reaching_bounded, panic_message, quiet_expected_panics, write_rank, Slots};
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::{Arc, Notify};
-use loom::thread::{self, ThreadId};
+use loom::thread;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 use syncthreads::Launcher;
@@ -22,14 +22,6 @@ use syncthreads::Launcher;
 /// through its slot (the crew's hand-off has models of its own: crew.rs).
 fn leaving() -> Launcher {
     Launcher::new().keep_alive(Duration::ZERO).without_crew()
-}
-
-/// Rank `r` writes `10 + r` into its cell and reports its thread.
-fn write_rank(launcher: &Launcher, cells: &Slots) -> Vec<ThreadId> {
-    launcher.launch(2, |block| {
-        cells.set(block.thread_rank(), 10 + block.thread_rank());
-        thread::current().id()
-    })
 }
 
 /// Cases: the second launch claimed the idle worker, or found it gone

@@ -448,3 +448,12 @@ pub fn both_layouts<S: Send + Sync + 'static>(
         });
     }
 }
+
+/// A launch of 2 on `launcher` in which rank `r` writes `10 + r` into its
+/// cell; the threads the ranks ran on (the pool models).
+pub fn write_rank(launcher: &syncthreads::Launcher, cells: &Slots) -> Vec<loom::thread::ThreadId> {
+    launcher.launch(2, |block| {
+        cells.set(block.thread_rank(), 10 + block.thread_rank());
+        loom::thread::current().id()
+    })
+}
