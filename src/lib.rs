@@ -97,6 +97,8 @@ pub use launch::{launch, launch_grid, Block, Grid, GridToken, Launcher};
 #[cfg(loom)]
 #[doc(hidden)]
 pub use sync::take_model_events;
+#[cfg(any(loom, shuttle, feature = "bench"))]
+pub use team::shape::TeamShape;
 pub use team::{Seat, Seats, Team};
 pub use token::{ArrivalToken, BarrierWaitResult};
 pub use warp::{Tile, WarpBarrier, WarpInt};
@@ -107,6 +109,7 @@ pub use warp::{Tile, WarpBarrier, WarpInt};
 #[doc(hidden)]
 pub mod bench_hooks {
     pub use crate::launch::{pool_round_trip, set_crew_group};
+    pub use crate::team::shape::team_word;
     pub use crate::wait::policy::{set_policy, Policy};
     pub use crate::wait::stats::{set_stats, take_stats, WaitStats};
 }

@@ -1,16 +1,16 @@
 //! `Team` and `Seat`: a combining arrival tree (the team's front) in front
 //! of a [`Barrier`]'s word, so that the word is updated about once per
-//! phase however many threads arrive. `Team`, its construction, seats and
-//! joins are here; what it shows of itself in `team/debug.rs`, the waits it
-//! shares with a `Barrier` in `team/shared.rs`, its seats in `team/seat.rs`,
-//! the per-rank table in `team/ranks.rs`, the tree in `team/tree.rs`. The
-//! design: [docs/design/team-tree.md](../docs/design/team-tree.md).
+//! phase however many threads arrive. `Team` and its own methods are here;
+//! its `Debug` in `team/debug.rs`, the waits it shares with a `Barrier` in
+//! `team/shared.rs`, its seats in `team/seat.rs`, the per-rank table in
+//! `team/ranks.rs`, the tree in `team/tree.rs`, the bench-only `TeamShape`
+//! in `team/shape.rs`. The design: [docs/design/team-tree.md](../docs/design/team-tree.md).
 
 use crate::completion::Completion;
 use crate::engine::Engine;
 use crate::phase::Phase;
 use crate::sync::{Mutex, Ordering};
-use crate::token::{ArrivalToken, BarrierWaitResult};
+use crate::token::BarrierWaitResult;
 #[cfg(doc)]
 use crate::Barrier;
 use call::SeatCall;
@@ -18,19 +18,19 @@ use crossbeam_utils::CachePadded;
 use std::fmt;
 
 mod call;
-mod debug;
+pub(crate) mod debug;
 mod ranks;
 mod seat;
 mod seats;
 #[cfg(any(loom, shuttle, feature = "bench"))]
-mod shape;
+pub(crate) mod shape;
 mod shared;
 mod tree;
 
 use ranks::{RankEntry, Ranks, LEFT, PART};
 pub use seat::Seat;
 pub use seats::Seats;
-use tree::{Contribution, Front, FAN_IN, FLAT};
+use tree::{Front, FAN_IN, FLAT};
 
 /// A [`Barrier`] with a combining tree in front of its word, for many
 /// threads: its participants arrive through [`Seat`]s, and the word is
@@ -330,6 +330,22 @@ impl<F> Team<F> {
     pub fn capacity(&self) -> usize {
         self.capacity as usize
     }
+
+    /// The team's barrier, for `Debug` output only.
+    pub(crate) fn barrier_debug(&self) -> &(dyn fmt::Debug + '_) {
+        &*self.engine
+    }
+
+    /// `arrived: N, expected: M` of the current phase, for the `Debug` of
+    /// the team and of what is built on it.
+    pub(crate) fn debug_progress(&self, f: &mut fmt::DebugStruct<'_, '_>) {
+        // Acquire: as in `missing`; here it also keeps the largest entry
+        // within what fixes the wide phase (team/ranks.rs).
+        let s = self.engine.word(Ordering::Acquire);
+        let p = self.ranks.progress_in(s.phase());
+        f.field("arrived", &p.arrived)
+            .field("expected", &p.expected);
+    }
 }
 
 impl<F: Completion> Team<F> {
@@ -491,13 +507,7 @@ impl<F: Completion> Team<F> {
         self.ranks
             .entry(rank)
             .store(RankEntry::new(PART, wide).0, Ordering::Relaxed);
-        let in_tree = match &self.front {
-            Front::Flat => false,
-            Front::Tree(tree) => {
-                tree.attach(tree.leaf(rank as u32, self.fan_in), joined);
-                true
-            }
-        };
+        let in_tree = self.front.attach(rank as u32, self.fan_in, joined);
         Some(Seat::new(self, rank, wide.wrapping_sub(1), in_tree))
     }
 
@@ -560,37 +570,29 @@ impl<F: Completion> Team<F> {
         self.engine.phase()
     }
 
-    /// The root's climber: one combined arrival of round `round` on the word.
-    #[track_caller]
-    #[inline]
-    fn arrive_root(
-        &self,
-        round: Phase,
-        sums: Contribution,
-        call: SeatCall,
-        quiet: bool,
-    ) -> (ArrivalToken, bool) {
-        if sums.arrivals == 0 {
-            // Nothing for the word: every seat counted left before its first
-            // arrival, which it makes on the word after this climb
-            // (`Seat::leave`; team-tree.md, "Joining").
-            return (self.engine.token_for(round), false);
-        }
-        let op = if sums.arrivals == sums.drops {
-            // Leavers only, maybe early: the RMW folds the drops into phase
-            // `round - 1` if it still runs, else counts them in `round`;
-            // never a wait (team-tree.md, "Leaving").
-            call.leave_after(round.prev(), sums.drops, quiet)
-        } else {
-            call.combined(sums.arrivals, sums.drops, 0, quiet)
-        };
-        self.engine.arrive_combined(op)
+    /// The key of the team's word, as its waits are recorded under.
+    pub(crate) fn key(&self) -> usize {
+        self.engine.key()
+    }
+
+    /// The ranks missing in `phase` (a stall's, the current phase or the one
+    /// before it), ascending: a rank whose arrival in that phase returned is
+    /// not missing, also once the phase has completed.
+    pub(crate) fn missing_in_phase(&self, phase: u64) -> Vec<usize> {
+        // Acquire: as in `missing`; a later phase read here also makes
+        // every arrival in `phase` visible (they preceded its end).
+        let _ = self.engine.word(Ordering::Acquire);
+        self.ranks.missing_in(Phase::new(phase as u8))
+    }
+
+    /// This team, as a stall report describes it (team/debug.rs).
+    pub(crate) fn subject(&self) -> crate::diagnostics::Subject {
+        debug::subject(self)
     }
 }
 
-// The methods shared with a `Barrier` (the waits, tx, poisoning), after
-// the team's own (team/shared.rs). The team's public methods stay in this
-// file: rustdoc lists a child module's impl blocks before its parent's.
+// The methods shared with a `Barrier` (team/shared.rs), after the team's
+// own: rustdoc lists a child module's impl blocks before its parent's.
 shared::shared_methods!();
 
 #[cfg(all(test, not(any(loom, shuttle))))]

@@ -16,7 +16,7 @@ use shuttle::thread;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
-use syncthreads::{Barrier, BlockBarrier, Completion, Team, WarpBarrier};
+use syncthreads::{Barrier, BlockBarrier, Completion, TeamShape, WarpBarrier};
 
 #[path = "common/shuttle.rs"]
 mod schedules;
@@ -334,17 +334,14 @@ fn team_leaves(seats: usize, phases: usize, fan_in: usize, iterations: usize) {
         let phase = Arc::new(AtomicUsize::new(0));
         let team = {
             let (arrived, phase) = (arrived.clone(), phase.clone());
-            Arc::new(Team::with_completion_and_shape(
-                seats,
-                move || {
+            Arc::new(
+                TeamShape::new(fan_in, 0).team_with_completion(seats, move || {
                     let p = phase.fetch_add(1, Ordering::SeqCst);
                     if p < phases {
                         assert_eq!(arrived[p].load(Ordering::SeqCst), live(p), "phase {p}");
                     }
-                },
-                fan_in,
-                0,
-            ))
+                }),
+            )
         };
         let handles: Vec<_> = (0..seats)
             .map(|t| {
@@ -417,7 +414,7 @@ fn team_unwinding_seat_poisons_every_participant() {
     quiet_poison_panics();
     const SEATS: usize = 12;
     let run = std::sync::Arc::new(|| {
-        let team = Arc::new(Team::with_shape(SEATS, 2, 0));
+        let team = Arc::new(TeamShape::new(2, 0).team(SEATS));
         let handles: Vec<_> = (0..SEATS)
             .map(|t| {
                 let team = team.clone();
@@ -532,13 +529,13 @@ fn team_churn(
             let ledger = Arc::new(shuttle::sync::Mutex::new(Ledger::default()));
             let team = {
                 let ledger = ledger.clone();
-                Arc::new(Team::with_completion_and_capacity_and_shape(
-                    1,
-                    capacity,
-                    move || ledger.lock().unwrap().complete(),
-                    fan_in,
-                    flat,
-                ))
+                Arc::new(
+                    TeamShape::new(fan_in, flat).team_with_completion_and_capacity(
+                        1,
+                        capacity,
+                        move || ledger.lock().unwrap().complete(),
+                    ),
+                )
             };
             ledger.lock().unwrap().join(0);
             let alive = Arc::new(AtomicUsize::new(churners));

@@ -10,7 +10,7 @@ use shuttle::sync::Arc;
 use shuttle::thread;
 use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use syncthreads::Team;
+use syncthreads::TeamShape;
 
 #[path = "common/shuttle.rs"]
 mod schedules;
@@ -46,9 +46,7 @@ fn leaves_joins_and_tx(flat: bool, seen: &std::sync::Mutex<BTreeSet<&'static str
             *ended.lock().unwrap() = WHO.with(|w| w.get());
         };
         let flat = if flat { usize::MAX } else { 0 };
-        Arc::new(Team::with_completion_and_capacity_and_shape(
-            3, 6, f, 2, flat,
-        ))
+        Arc::new(TeamShape::new(2, flat).team_with_completion_and_capacity(3, 6, f))
     };
     team.expect_tx(1);
     let mut threads = Vec::new();

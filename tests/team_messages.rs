@@ -161,41 +161,46 @@ fn each_team_constructor_names_itself_in_its_panics() {
     }
 }
 
-/// The shaped constructors (the `bench` feature's) name themselves too,
+/// The shaped constructors (the `bench` feature's `TeamShape`) name themselves too,
 /// and refuse a fan-in outside `2 ..= 64`.
 #[cfg(feature = "bench")]
 #[test]
 fn each_shaped_team_constructor_names_itself_in_its_panics() {
+    use syncthreads::TeamShape;
     let max = 1_048_575;
     let f = || ();
     for (m, expected) in [
         (
-            panic_of(|| Team::with_shape(0, 4, 2)),
-            format!("syncthreads: Team::with_shape(0, 4, 2): the seat count must be in 1 ..= {max} (Barrier::MAX)"),
+            panic_of(|| TeamShape::new(4, 2).team(0)),
+            format!("syncthreads: TeamShape::new(4, 2).team(0): the seat count must be in 1 ..= {max} (Barrier::MAX)"),
         ),
         (
-            panic_of(|| Team::with_shape(8, 1, 2)),
-            "syncthreads: Team::with_shape(8, 1, 2): the fan-in must be in 2 ..= 64".to_owned(),
+            panic_of(|| TeamShape::new(1, 2).team(8)),
+            "syncthreads: TeamShape::new(1, 2).team(8): the fan-in must be in 2 ..= 64".to_owned(),
         ),
         (
-            panic_of(|| Team::with_completion_and_shape(0, f, 4, 2)),
-            format!("syncthreads: Team::with_completion_and_shape(0, _, 4, 2): the seat count must be in 1 ..= {max} (Barrier::MAX)"),
+            panic_of(|| TeamShape::new(4, 2).team_with_completion(0, f)),
+            format!("syncthreads: TeamShape::new(4, 2).team_with_completion(0, _): the seat count must be in 1 ..= {max} (Barrier::MAX)"),
         ),
         (
-            panic_of(|| Team::with_completion_and_shape(8, f, 65, 2)),
-            "syncthreads: Team::with_completion_and_shape(8, _, 65, 2): the fan-in must be in 2 ..= 64".to_owned(),
+            panic_of(|| TeamShape::new(65, 2).team_with_completion(8, f)),
+            "syncthreads: TeamShape::new(65, 2).team_with_completion(8, _): the fan-in must be in 2 ..= 64".to_owned(),
         ),
         (
-            panic_of(|| Team::with_capacity_and_shape(2, 8, 0, 2)),
-            "syncthreads: Team::with_capacity_and_shape(2, 8, 0, 2): the fan-in must be in 2 ..= 64".to_owned(),
+            panic_of(|| TeamShape::new(0, 2).team_with_capacity(2, 8)),
+            "syncthreads: TeamShape::new(0, 2).team_with_capacity(2, 8): the fan-in must be in 2 ..= 64".to_owned(),
         ),
         (
-            panic_of(|| Team::with_completion_and_capacity_and_shape(2, 8, f, 99, 2)),
-            "syncthreads: Team::with_completion_and_capacity_and_shape(2, 8, _, 99, 2): the fan-in must be in 2 ..= 64".to_owned(),
+            panic_of(|| TeamShape::new(99, 2).team_with_completion_and_capacity(2, 8, f)),
+            "syncthreads: TeamShape::new(99, 2).team_with_completion_and_capacity(2, 8, _): the fan-in must be in 2 ..= 64".to_owned(),
         ),
         (
-            panic_of(|| Team::with_shape(4, 1, 0)),
-            "syncthreads: Team::with_shape(4, 1, 0): the fan-in must be in 2 ..= 64".to_owned(),
+            panic_of(|| TeamShape::new(1, 0).team(4)),
+            "syncthreads: TeamShape::new(1, 0).team(4): the fan-in must be in 2 ..= 64".to_owned(),
+        ),
+        (
+            panic_of(|| TeamShape::grid_team(0, 4)),
+            format!("syncthreads: TeamShape::grid_team(0, 4): the seat count must be in 1 ..= {max} (Barrier::MAX)"),
         ),
     ] {
         assert_eq!(m, expected);

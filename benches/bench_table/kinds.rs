@@ -80,7 +80,7 @@ pub(crate) const KINDS: &[Entry] = &[
     #[cfg(feature = "bench")]
     Entry::ours("spin-only", "Barrier (spin only)", Pool::new::<Plain>).policy(Pol::SpinOnly),
     Entry::ours("team", "Team", Pool::team),
-    // The shape sweep: `Team::with_shape` exists with `--features bench` only.
+    // The shape sweep: `TeamShape` exists with `--features bench` only.
     #[cfg(feature = "bench")]
     Entry::ours("team-f2", "Team (fan-in 2)", |n| Pool::team_shaped(n, 2, 2)),
     #[cfg(feature = "bench")]

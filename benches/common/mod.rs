@@ -276,11 +276,11 @@ impl Pool {
     }
 
     /// A `syncthreads::Team` of `n` seats of a chosen shape (`fan_in`, flat
-    /// up to `flat` seats; `Team::with_shape`, with `--features bench`),
+    /// up to `flat` seats; `TeamShape`, with `--features bench`),
     /// arriving as in [`Pool::team`].
     #[cfg(feature = "bench")]
     pub fn team_shaped(n: usize, fan_in: usize, flat: usize) -> Pool {
-        Pool::seated(syncthreads::Team::with_shape(n, fan_in, flat))
+        Pool::seated(syncthreads::TeamShape::new(fan_in, flat).team(n))
     }
 
     /// The threads of `team`'s seats, each arriving through its seat.

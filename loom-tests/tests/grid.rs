@@ -1,7 +1,7 @@
 //! The grid's two-level barrier (launch/grid.rs): a team of
 //! `blocks × threads` seats whose tree combines each block's seats first,
 //! then one arrival per block at the level above
-//! (`Team::with_grid_shape`, the constructor `launch_grid` uses), and a
+//! (`TeamShape::grid_team`, the team `launch_grid` builds), and a
 //! grid launched on the pool. Two blocks of two: each block's leaf is the
 //! first level, the root (one member per block) the second, then the word.
 //! Each model checks the ordering chain seat → block's node → root → word
@@ -12,7 +12,7 @@ use common::{model_reaching, model_reaching_bounded, panic_message, quiet_expect
 use loom::sync::Arc;
 use loom::thread;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use syncthreads::{Launcher, Team};
+use syncthreads::{Launcher, Team, TeamShape};
 
 /// Both levels, one phase, four threads (one per seat): every seat writes
 /// its slot, arrives and waits, then reads every slot. Ranks 0 and 2 use
@@ -32,7 +32,7 @@ fn two_blocks_of_two_combine_at_both_levels() {
         "a seat of block 1 completed the phase",
     ];
     model_reaching_bounded(1, cases, |reach| {
-        let team = Arc::new(Team::with_grid_shape(2, 2));
+        let team = Arc::new(TeamShape::grid_team(2, 2));
         let slots = Arc::new(Slots::new(4));
         let run = |team: &Team, slots: &Slots, rank: usize| -> bool {
             let seat = team.seat(rank);
@@ -88,7 +88,7 @@ fn a_poison_races_the_second_level() {
         "the poison came first: the wait panicked",
     ];
     model_reaching_bounded(2, cases, |reach| {
-        let team = Arc::new(Team::with_grid_shape(2, 2));
+        let team = Arc::new(TeamShape::grid_team(2, 2));
         let poisoner = {
             let team = team.clone();
             thread::spawn(move || team.poison())
@@ -147,7 +147,7 @@ fn the_split_form_spans_both_levels() {
         "the split wait waited",
     ];
     model_reaching(cases, |reach| {
-        let team = Arc::new(Team::with_grid_shape(2, 2));
+        let team = Arc::new(TeamShape::grid_team(2, 2));
         let slots = Arc::new(Slots::new(3));
         let b = {
             let (team, slots) = (team.clone(), slots.clone());

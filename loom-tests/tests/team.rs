@@ -1,5 +1,5 @@
 //! `Team` and `Seat` (team.rs): the combining tree in front of the word.
-//! Small shapes (`Team::with_shape`, fan-in 2, not flat) so that the tree
+//! Small shapes (`TeamShape`, fan-in 2, not flat) so that the tree
 //! is real: two seats share one node (the root), three seats climb from a
 //! leaf to the root; a few models run a flat team of two as well, whose
 //! seats arrive on the word directly. Each model checks the ordering chain seat → node →
@@ -16,11 +16,11 @@ use loom::{
     thread,
 };
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use syncthreads::Team;
+use syncthreads::{Team, TeamShape};
 
 /// A team of `seats` seats, fan-in 2, no flat shortcut.
 fn team(seats: usize) -> Arc<Team> {
-    Arc::new(Team::with_shape(seats, 2, 0))
+    Arc::new(TeamShape::new(2, 0).team(seats))
 }
 
 /// Two seats on one node over two phases: the last arriver at the node
@@ -51,7 +51,7 @@ fn combine_over_two_phases(flat: usize) {
         "event:park-sleeps",
     ];
     model_reaching(cases, move |reach| {
-        let team = Arc::new(Team::with_shape(2, 2, flat));
+        let team = Arc::new(TeamShape::new(2, flat).team(2));
         let slots = Arc::new(Slots::new(4));
         let other = {
             let (team, slots) = (team.clone(), slots.clone());
@@ -290,7 +290,7 @@ fn every_seat_leaving_early_folds_into_the_running_phase() {
         "the leavers arrived in phase 1",
     ];
     model_reaching(cases, |reach| {
-        let team = Arc::new(Team::with_shape(3, 4, 0)); // one node for all three
+        let team = Arc::new(TeamShape::new(4, 0).team(3)); // one node for all three
         let leavers: Vec<_> = (0..2)
             .map(|rank| {
                 let team = team.clone();
@@ -365,22 +365,17 @@ fn arrival_in_the_completion_window(flat: usize) {
         let window = Arc::new((AtomicBool::new(false), Notify::new()));
         let team = {
             let (slots, runs, window) = (slots.clone(), runs.clone(), window.clone());
-            Arc::new(Team::with_completion_and_shape(
-                2,
-                move || {
-                    // Relaxed: read after the joins; the runs are ordered by the team.
-                    let r = runs.fetch_add(1, Ordering::Relaxed);
-                    if r == 0 {
-                        assert_eq!((slots.get(0), slots.get(1)), (1, 2));
-                        slots.set(2, 100);
-                        // Relaxed: the flag only filters loom's spurious wakes.
-                        window.0.store(true, Ordering::Relaxed);
-                        window.1.notify();
-                    }
-                },
-                2,
-                flat,
-            ))
+            Arc::new(TeamShape::new(2, flat).team_with_completion(2, move || {
+                // Relaxed: read after the joins; the runs are ordered by the team.
+                let r = runs.fetch_add(1, Ordering::Relaxed);
+                if r == 0 {
+                    assert_eq!((slots.get(0), slots.get(1)), (1, 2));
+                    slots.set(2, 100);
+                    // Relaxed: the flag only filters loom's spurious wakes.
+                    window.0.store(true, Ordering::Relaxed);
+                    window.1.notify();
+                }
+            }))
         };
         let early = {
             let (team, slots) = (team.clone(), slots.clone());
@@ -433,15 +428,10 @@ fn an_unwinding_seat_drop_races_a_completion() {
         let runs = Arc::new(AtomicUsize::new(0));
         let team = {
             let runs = runs.clone();
-            Arc::new(Team::with_completion_and_shape(
-                2,
-                move || {
-                    // Relaxed: read after the joins.
-                    runs.fetch_add(1, Ordering::Relaxed);
-                },
-                2,
-                0,
-            ))
+            Arc::new(TeamShape::new(2, 0).team_with_completion(2, move || {
+                // Relaxed: read after the joins.
+                runs.fetch_add(1, Ordering::Relaxed);
+            }))
         };
         let dying = {
             let team = team.clone();
@@ -507,21 +497,16 @@ fn double_arrival_races_the_phase(flat: usize) {
         let runs = Arc::new(AtomicUsize::new(0));
         let team = {
             let (slots, runs) = (slots.clone(), runs.clone());
-            Arc::new(Team::with_completion_and_shape(
-                2,
-                move || {
-                    // Relaxed: read after the joins; the runs are ordered by the team.
-                    if runs.fetch_add(1, Ordering::Relaxed) == 0 {
-                        assert_eq!(
-                            (slots.get(0), slots.get(1)),
-                            (0, 1),
-                            "phase 0 without a seat"
-                        );
-                    }
-                },
-                2,
-                flat,
-            ))
+            Arc::new(TeamShape::new(2, flat).team_with_completion(2, move || {
+                // Relaxed: read after the joins; the runs are ordered by the team.
+                if runs.fetch_add(1, Ordering::Relaxed) == 0 {
+                    assert_eq!(
+                        (slots.get(0), slots.get(1)),
+                        (0, 1),
+                        "phase 0 without a seat"
+                    );
+                }
+            }))
         };
         let other = {
             let (team, slots) = (team.clone(), slots.clone());
@@ -595,7 +580,7 @@ fn learned_of_the_completion_relaxed(flat: usize) {
         &["event:arrival-read-stale"]
     };
     model_reaching(cases, move |reach| {
-        let team = Arc::new(Team::with_shape(2, 2, flat));
+        let team = Arc::new(TeamShape::new(2, flat).team(2));
         let done = Arc::new(AtomicBool::new(false));
         let seat = team.seat(0);
         drop(seat.arrive());

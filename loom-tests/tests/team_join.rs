@@ -19,7 +19,7 @@ use loom::{
     thread,
 };
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use syncthreads::Team;
+use syncthreads::{Team, TeamShape};
 
 fn odd_phase<F: syncthreads::Completion>(team: &Team<F>) -> bool {
     word(team).contains("phase_parity: true")
@@ -42,7 +42,7 @@ fn a_join_races_the_completing_arrival() {
     ];
     // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
     model_reaching_bounded(2, cases, |reach| {
-        let team = Arc::new(Team::with_capacity_and_shape(1, 2, 2, 0));
+        let team = Arc::new(TeamShape::new(2, 0).team_with_capacity(1, 2));
         let slots = Arc::new(Slots::new(1));
         let stayer = {
             let (team, slots) = (team.clone(), slots.clone());
@@ -101,7 +101,7 @@ fn a_join_races_a_leave_at_the_same_node() {
     ];
     // Capped at 2 preemptions: the suite's budget (README.md, "Bounds").
     model_reaching_bounded(2, cases, |reach| {
-        let team = Arc::new(Team::with_capacity_and_shape(2, 4, 4, 0));
+        let team = Arc::new(TeamShape::new(4, 0).team_with_capacity(2, 4));
         // Outside the model: the leave began; it returned.
         let (began, left) = (Order::new(), Order::new());
         let leaver = {
@@ -167,7 +167,7 @@ fn a_join_revives_an_empty_leaf_while_a_leave_climbs() {
     // between the pair's climbs, the revival before or after the leaf's
     // last climb) need one preemption each (README.md, "Bounds").
     model_reaching_bounded(1, cases, |reach| {
-        let team = Arc::new(Team::with_capacity_and_shape(2, 4, 2, 0));
+        let team = Arc::new(TeamShape::new(2, 0).team_with_capacity(2, 4));
         let slots = Arc::new(Slots::new(2));
         let pair = {
             let (team, slots) = (team.clone(), slots.clone());
@@ -234,17 +234,13 @@ fn a_join_in_the_completion_window_joins_the_next_phase() {
         let runs = Arc::new(AtomicUsize::new(0));
         let team = {
             let (slots, runs) = (slots.clone(), runs.clone());
-            Arc::new(Team::with_completion_and_capacity_and_shape(
-                1,
-                2,
-                move || {
+            Arc::new(
+                TeamShape::new(2, 0).team_with_completion_and_capacity(1, 2, move || {
                     // Relaxed: the completions are ordered by the team.
                     let run = runs.fetch_add(1, Ordering::Relaxed);
                     slots.set(0, 100 + run);
-                },
-                2,
-                0,
-            ))
+                }),
+            )
         };
         let stayer = {
             let team = team.clone();

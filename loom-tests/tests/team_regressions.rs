@@ -24,7 +24,7 @@ use loom::{
     thread,
 };
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use syncthreads::{Barrier, Team};
+use syncthreads::{Barrier, Team, TeamShape};
 
 /// A team of `seats` (capacity 3, one leaf of fan-in 4, never flat) that
 /// counts its completions.
@@ -109,13 +109,11 @@ fn a_joined_seats_leave_racing_complete_tx_never_panics() {
             let ender = Arc::new(std::sync::Mutex::new(""));
             let team = {
                 let ender = ender.clone();
-                Arc::new(Team::with_completion_and_capacity_and_shape(
-                    2,
-                    3,
-                    move || *ender.lock().unwrap() = WHO.with(|w| w.get()),
-                    4,
-                    0,
-                ))
+                Arc::new(
+                    TeamShape::new(4, 0).team_with_completion_and_capacity(2, 3, move || {
+                        *ender.lock().unwrap() = WHO.with(|w| w.get())
+                    }),
+                )
             };
             team.expect_tx(1);
             let joined = team.join().expect("rank 2 is free");

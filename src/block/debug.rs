@@ -37,7 +37,7 @@ impl BlockBarrier {
         } else {
             // Seat-less syncs arrive on the word and never leave.
             // Relaxed: a diagnostic snapshot.
-            let s = self.team.word(Ordering::Relaxed);
+            let s = crate::team::debug::word(&self.team, Ordering::Relaxed);
             let expected = s.expected() as usize;
             d.field(
                 "arrived",
@@ -85,7 +85,7 @@ pub(super) unsafe fn describe_block(
                     let mut d = f.debug_struct("BlockBarrier");
                     self.0.debug_progress(&mut d);
                     d.field("threads", &self.0.threads);
-                    self.0.team.debug_word(&mut d);
+                    crate::team::debug::word_fields(&self.0.team, &mut d);
                     d.finish()
                 }
             }

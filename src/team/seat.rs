@@ -430,8 +430,36 @@ impl<F: Completion> Seat<'_, F> {
         let leaf = tree.leaf(self.rank, team.fan_in);
         match tree.climb(leaf, round, c) {
             None => (team.engine.token_for(round), false),
-            Some(sums) => team.arrive_root(round, sums, call, quiet),
+            Some(sums) => self.arrive_root(round, sums, call, quiet),
         }
+    }
+
+    /// The root's climber: one combined arrival of round `round` on the word.
+    #[track_caller]
+    #[inline]
+    fn arrive_root(
+        &self,
+        round: Phase,
+        sums: Contribution,
+        call: SeatCall,
+        quiet: bool,
+    ) -> (ArrivalToken, bool) {
+        let engine = &self.team.engine;
+        if sums.arrivals == 0 {
+            // Nothing for the word: every seat counted left before its first
+            // arrival, which it makes on the word after this climb
+            // (`Seat::leave`; team-tree.md, "Joining").
+            return (engine.token_for(round), false);
+        }
+        let op = if sums.arrivals == sums.drops {
+            // Leavers only, maybe early: the RMW folds the drops into phase
+            // `round - 1` if it still runs, else counts them in `round`;
+            // never a wait (team-tree.md, "Leaving").
+            call.leave_after(round.prev(), sums.drops, quiet)
+        } else {
+            call.combined(sums.arrivals, sums.drops, 0, quiet)
+        };
+        engine.arrive_combined(op)
     }
 
     /// Leaves: a contribution `(1, 1, leave)` to round `last + 1` (module

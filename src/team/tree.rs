@@ -306,6 +306,18 @@ impl Front {
         }
     }
 
+    /// Attaches rank `rank`, joined in phase `joined`, to its leaf
+    /// ([`Tree::attach`]); whether its seat arrives through a tree.
+    pub(super) fn attach(&self, rank: u32, fan_in: u32, joined: Phase) -> bool {
+        match self {
+            Front::Flat => false,
+            Front::Tree(tree) => {
+                tree.attach(tree.leaf(rank, fan_in), joined);
+                true
+            }
+        }
+    }
+
     /// The tree's nodes (none for a flat front).
     pub(super) fn nodes(&self) -> &[Line<Node>] {
         match self {

@@ -231,7 +231,11 @@ pub fn mix(mut x: u64) -> u64 {
 #[track_caller]
 pub fn assert_word<F>(team: &syncthreads::Team<F>, expected: &str, what: &str) {
     #[cfg(feature = "bench")]
-    assert_eq!(team.bench_word(), expected, "{what}");
+    assert_eq!(
+        syncthreads::bench_hooks::team_word(team),
+        expected,
+        "{what}"
+    );
     #[cfg(not(feature = "bench"))]
     let _ = (team, expected, what);
 }

@@ -1,6 +1,6 @@
 //! The tree shapes a team test runs on. The contract's constructors build
 //! one shape per capacity (flat up to two ranks, a tree of fan-in four
-//! above); the crate's `bench` feature adds `Team::with_*_shape`, with which
+//! above); the crate's `bench` feature adds `TeamShape`, with which
 //! the same tests also run on a binary tree, a wide one and a flat team of
 //! any size. CI runs the team tests in both builds (`.ci/run`).
 
@@ -44,7 +44,8 @@ impl Shape {
     /// A team of this shape: `capacity` ranks, `0 .. seats` taking part.
     pub fn team(self, seats: usize, capacity: usize) -> Team {
         #[cfg(feature = "bench")]
-        return Team::with_capacity_and_shape(seats, capacity, self.fan_in, self.flat);
+        return syncthreads::TeamShape::new(self.fan_in, self.flat)
+            .team_with_capacity(seats, capacity);
         #[cfg(not(feature = "bench"))]
         {
             self.assert_default();
@@ -55,13 +56,8 @@ impl Shape {
     /// [`Shape::team`] with a completion function.
     pub fn team_with<F: FnMut() + Send>(self, seats: usize, capacity: usize, f: F) -> Team<F> {
         #[cfg(feature = "bench")]
-        return Team::with_completion_and_capacity_and_shape(
-            seats,
-            capacity,
-            f,
-            self.fan_in,
-            self.flat,
-        );
+        return syncthreads::TeamShape::new(self.fan_in, self.flat)
+            .team_with_completion_and_capacity(seats, capacity, f);
         #[cfg(not(feature = "bench"))]
         {
             self.assert_default();

@@ -404,15 +404,13 @@ pub fn counted(
     let runs = loom::sync::Arc::new(loom::sync::atomic::AtomicUsize::new(0));
     let team = {
         let runs = runs.clone();
-        syncthreads::Team::with_completion_and_capacity_and_shape(
+        syncthreads::TeamShape::new(fan_in, 0).team_with_completion_and_capacity(
             seats,
             capacity,
             move || {
                 // Relaxed: the completions are ordered by the team.
                 runs.fetch_add(1, loom::sync::atomic::Ordering::Relaxed);
             },
-            fan_in,
-            0,
         )
     };
     (loom::sync::Arc::new(team), runs)
