@@ -138,8 +138,8 @@ unlink-clears-queued-relaxed	src/park/tasks.rs	node.queued.store(false, Ordering
 deregister-reads-queued-relaxed	src/park/tasks.rs	if !self.queued.load(Ordering::Acquire) {	if !self.queued.load(Ordering::Relaxed) {	async_drop async_register async_poison async_thread_and_task
 join-trusts-its-first-look	src/team.rs	let Some(rank) = self.ranks.lowest_free(wide) else {	let Some(rank) = self.ranks.lowest_free(wide) else { panic!("syncthreads: Team::join: no rank free after the first look saw one");	team_join
 pool-claim-wakes-nobody	src/launch/pool/slot.rs	park::unpark_all(self.key());	let _ = self.key();	launch
-pool-hand-back-wakes-the-slot	src/launch/pool/worker.rs	park::unpark_all(ticket.addr());	park::unpark_all(slot.key());	launch
-pool-reuse-plain-store	src/launch/pool/slot.rs	let prior = self.word.swap(ticket, Ordering::Release);	let prior = exited(); self.word.store(ticket, Ordering::Relaxed);	launch
+pool-hand-back-wakes-the-slot	src/launch/pool/slot.rs	park::unpark_all(ticket.addr());	park::unpark_all(self.key());	launch
+pool-reuse-plain-store	src/launch/pool/slot.rs	let prior = self.word.swap(ticket, Ordering::Relaxed);	let prior = exited(); self.word.store(ticket, Ordering::Relaxed);	launch
 pool-claim-gives-up-after-one-cas	src/launch/pool/slot.rs	Err(now) => seen = now,	Err(_) => return false,	launch
 pool-reuse-joins-the-leaving-thread	src/launch/pool.rs	self.retire(old);	let _ = old.join();	launch test:launch_pool_bugs
 crew-launch-wakes-no-sleeper	src/launch/pool/crew/words.rs	wait::wake(&Place { go: self, place }, (prior, place));	let _ = place;	crew

@@ -35,6 +35,8 @@ mod root_cause;
 
 #[cfg(feature = "bench")]
 pub use pool::set_crew_group;
+#[cfg(loom)]
+pub use pool::SlotProbe;
 
 pub use block::Block;
 pub use grid::{Grid, GridToken};

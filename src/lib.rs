@@ -93,6 +93,9 @@ pub use barrier::Barrier;
 pub use block::{BlockBarrier, BlockSeat};
 pub use completion::Completion;
 pub use engine::{ArriveAndWaitFuture, ParityWaitFuture, WaitFuture};
+#[cfg(loom)]
+#[doc(hidden)]
+pub use launch::SlotProbe;
 pub use launch::{launch, launch_grid, Block, Grid, GridToken, Launcher};
 #[cfg(loom)]
 #[doc(hidden)]

@@ -16,7 +16,7 @@ use loom::sync::{Arc, Notify};
 use loom::thread;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
-use syncthreads::Launcher;
+use syncthreads::{Launcher, SlotProbe};
 
 /// A launcher whose parked threads leave at once, handing each rank out
 /// through its slot (the crew's hand-off has models of its own: crew.rs).
@@ -238,6 +238,54 @@ fn two_launches_share_a_pool_whose_worker_leaves_between_them() {
             });
             assert_eq!(cells.get(0), 1);
             other.join().unwrap();
+            reach.events();
+        },
+    );
+}
+
+/// The slot word alone (`SlotProbe`: the pool's own steps on one slot):
+/// the worker writes its rank's result, hands the ticket back and leaves;
+/// a later launch reuses the slot; the first launch's wait for its ticket
+/// may read the later ticket. Case: that read, without a wake from the
+/// worker (`pool-wait-read-a-later-ticket`): the result reaches the wait
+/// only through the release sequence of the worker's `Release` hand-back,
+/// which the reuse continues by being an RMW (a plain store would cut it,
+/// and loom's cell fails the model). The whole pool reaches this read only
+/// past the preemption bound its models can afford.
+#[test]
+fn a_wait_that_reads_a_reused_slots_ticket_sees_the_rank() {
+    // Bounded at 2: at 1 the later ticket is read only after the worker's
+    // wake, which orders its writes anyway (the plain-store mutant passes);
+    // the read without a wake needs a second preemption.
+    model_reaching_bounded(
+        2,
+        &[
+            "event:pool-reused-a-slot",
+            "event:pool-wait-read-a-later-ticket",
+        ],
+        |reach| {
+            let probe = Arc::new(SlotProbe::new());
+            let cells = Arc::new(Slots::new(1));
+            let worker = {
+                let (probe, cells) = (Arc::clone(&probe), Arc::clone(&cells));
+                thread::spawn(move || {
+                    cells.set(0, 1);
+                    probe.hand_back();
+                    assert!(probe.leave(), "nothing else claims the slot");
+                })
+            };
+            let reuser = {
+                let probe = Arc::clone(&probe);
+                thread::spawn(move || {
+                    while !probe.reuse_if_left() {
+                        thread::yield_now();
+                    }
+                })
+            };
+            probe.wait_for_the_first();
+            assert_eq!(cells.get(0), 1);
+            worker.join().unwrap();
+            reuser.join().unwrap();
             reach.events();
         },
     );

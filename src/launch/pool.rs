@@ -29,6 +29,8 @@ use loom::thread;
 use shuttle::thread;
 
 mod crew;
+#[cfg(loom)]
+mod probe;
 mod worker;
 #[cfg(feature = "bench")]
 pub use crew::set_crew_group;
@@ -37,6 +39,8 @@ mod slot;
 use crew::Crew;
 use worker::work;
 
+#[cfg(loom)]
+pub use probe::SlotProbe;
 pub(super) use slot::Ticket;
 use slot::{exited, is_ticket, shutdown, sleeping, Slot, WAITED};
 

@@ -146,8 +146,10 @@ impl Slot {
     /// previous worker's hand-back).
     pub(super) fn reuse(&self, ticket: *mut Ticket) {
         crate::sync::model_event("pool-reused-a-slot");
-        // Release: as a claim's (the new thread also learns it at its spawn).
-        let prior = self.word.swap(ticket, Ordering::Release);
+        // Relaxed: the new thread learns the ticket through its spawn, which
+        // comes after this; a launch whose wait reads it dereferences
+        // nothing. Being an RMW is what carries the release sequence.
+        let prior = self.word.swap(ticket, Ordering::Relaxed);
         debug_assert_eq!(prior, exited(), "only an exited slot is reused");
     }
 
@@ -161,6 +163,27 @@ impl Slot {
         failure: Ordering,
     ) -> Result<*mut Ticket, *mut Ticket> {
         self.word.compare_exchange(current, new, success, failure)
+    }
+
+    /// The worker hands `ticket` back (point 2) and wakes its launch if it
+    /// parked; it reads nothing of the launch after this.
+    pub(super) fn hand_back(&self, ticket: *mut Ticket) {
+        // Release: publishes the rank's outcome to the launch's Acquire.
+        let before = self.word.swap(idle(), Ordering::Release);
+        if before.addr() & WAITED != 0 {
+            // The address only as a key: the launch may be gone already.
+            park::unpark_all(ticket.addr());
+        }
+    }
+
+    /// The idle worker leaves if the word still reads `idle` (`IDLE` or
+    /// `SLEEPING`) (point 4); false if a claim came first.
+    pub(super) fn leave(&self, idle: *mut Ticket) -> bool {
+        // Relaxed: the winner of this word is all that matters; a loser
+        // re-reads with Acquire before it takes the ticket.
+        self.word
+            .compare_exchange(idle, exited(), Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
     }
 
     /// Claims the worker for `ticket` if it is idle or asleep (point 1).

@@ -2,7 +2,6 @@
 //! a ticket, through `wait/`, and its loop over the tickets it is handed.
 
 use super::slot::{exited, idle, is_ticket, sleeping, Slot, Ticket, WAITED};
-use crate::park;
 use crate::sync::Ordering;
 use crate::wait::{self, Stages, Word};
 use std::time::Duration;
@@ -31,12 +30,7 @@ pub(super) fn work(slot: &Slot, keep_alive: Duration) {
             slot.swap(exited(), Ordering::Relaxed);
             return;
         }
-        // Release: publishes the rank's outcome to the launch's Acquire.
-        let before = slot.swap(idle(), Ordering::Release);
-        if before.addr() & WAITED != 0 {
-            // The address only as a key: the launch may be gone already.
-            park::unpark_all(ticket.addr());
-        }
+        slot.hand_back(ticket);
     }
 }
 
@@ -70,13 +64,8 @@ fn next_ticket(slot: &Slot, keep_alive: Duration, crowded: bool) -> Option<*mut 
             None => match waiter.wait(&idle_word, word, check) {
                 Ok(word) => word,
                 Err(word) => {
-                    // The keep-alive passed. Relaxed: the winner of this
-                    // word is all that matters (point 4); a loser re-reads
-                    // with Acquire above.
-                    if slot
-                        .compare_exchange(word, exited(), Ordering::Relaxed, Ordering::Relaxed)
-                        .is_ok()
-                    {
+                    // The keep-alive passed.
+                    if slot.leave(word) {
                         return None;
                     }
                     // A claim came first: its ticket is read above.
