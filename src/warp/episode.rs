@@ -29,13 +29,15 @@ impl Drop for Claim<'_> {
 }
 
 /// What a lane reads after its episode: the values of round `round`, slot
-/// parity `parity`, of the lanes of `mask`.
+/// parity `parity`, of the lanes of `mask`. Word values were already read
+/// during the wait, into `words` (by lane).
 pub(super) struct Episode<'a> {
     warp: &'a WarpBarrier,
     pub(super) lane: usize,
     pub(super) mask: u64,
     round: u64,
     parity: usize,
+    words: &'a [u64; 64],
 }
 
 impl Episode<'_> {
@@ -44,12 +46,11 @@ impl Episode<'_> {
     /// not the caller.
     #[inline]
     pub(super) fn get<T: Copy + 'static>(&self, src: usize) -> Option<T> {
+        if slots::is_word::<T>() {
+            return slots::from_word(self.words[src]);
+        }
         let line = &self.warp.lanes[src];
         let p = self.parity;
-        if slots::is_word::<T>() {
-            // Relaxed: our wait acquired `src`'s arrival, which released it.
-            return slots::from_word(line.word[p].load(Ordering::Relaxed));
-        }
         // Acquire (both): `src`'s slot write → our read, whatever we waited
         // for (the readers' rule in warp-collectives.md).
         if line.round[p].load(Ordering::Acquire) != self.round
@@ -77,7 +78,10 @@ impl Episode<'_> {
 impl WarpBarrier {
     /// Runs one collective of lane `lane` with `mask`, publishing `value`;
     /// `read` computes the caller's result from the episode once every lane
-    /// of the mask has arrived. `lane` and `mask` are checked here.
+    /// of the mask has arrived. A word value is read during the wait, from
+    /// the line whose load showed its lane arrived (so the slowest lane
+    /// touches no line after its wait that a `sync` would not); a slot
+    /// value after it. `lane` and `mask` are checked here.
     #[track_caller]
     pub(super) fn episode<T: Copy + 'static, R>(
         &self,
@@ -100,7 +104,16 @@ impl WarpBarrier {
         }
         self.arrive(call, lane, mask, &mut claim, round, 1);
         let others = mask & !(1 << lane);
-        let _votes = self.wait(call, mask, others, round);
+        let mut words = [0u64; 64];
+        let word_type = slots::is_word::<T>();
+        let _votes = self.wait(call, mask, others, round, |i, line| {
+            if word_type {
+                // Relaxed: the load that showed lane `i` caught up acquired
+                // its arrival, which released this value (and `i` writes
+                // this parity again only after our `done` or next arrival).
+                words[i] = line.word[p].load(Ordering::Relaxed);
+            }
+        });
         self.record(lane, round, others);
         let episode = Episode {
             warp: self,
@@ -108,6 +121,7 @@ impl WarpBarrier {
             mask,
             round,
             parity: p,
+            words: &words,
         };
         let result = read(&episode, value);
         drop(claim);
@@ -132,7 +146,7 @@ impl WarpBarrier {
             .wrapping_sub(had << bit);
         self.arrive(call, lane, mask, &mut claim, round, raise);
         let others = mask & !(1 << lane);
-        let votes = self.wait(call, mask, others, round);
+        let votes = self.wait(call, mask, others, round, |_, _| {});
         self.record(lane, round, others);
         drop(claim);
         votes | (pred as u64) << lane
