@@ -341,9 +341,10 @@ impl WarpBarrier {
     /// check; lanes parked on a word are woken.
     pub(crate) fn poison(&self) {
         for lane in self.lanes.iter() {
-            // Release: nothing is published, but a waiter that acquires the
-            // bit must see it for good (every later change is an RMW).
-            let old = lane.synced.fetch_or(POISONED, Ordering::Release);
+            // Relaxed: publishes nothing (a waiter that sees the bit only
+            // panics); once a load sees it, every later load sees it too
+            // (coherence: every later change of the word is an RMW that keeps it).
+            let old = lane.synced.fetch_or(POISONED, Ordering::Relaxed);
             if Lane::parked(old) {
                 // Relaxed: as in `wake_waiters_of`.
                 lane.synced.fetch_and(!PARKED, Ordering::Relaxed);
