@@ -10,7 +10,8 @@
 //! One model per hazard, each naming its cases:
 //! - a fast lane's next collectives while the slow lane has not read yet:
 //!   the fast lane publishes round 2 before or after the slow lane read
-//!   round 1 (its round-3 write must wait);
+//!   round 1 (its round-3 write must wait), with a shuffle's slot value
+//!   (read during the wait) and with `reduce`'s (read after it);
 //! - the same for a word value, which the slow lane reads during its
 //!   wait, from the line whose load showed the fast lane arrived: the
 //!   fast lane publishes round 2 before or after that, and the slow lane
@@ -20,8 +21,8 @@
 //! - a mask change between rounds: a lane that left the mask still reads
 //!   the slot that the lane it left reuses, which must wait for its `done`
 //!   (the slow reuse check waits, or finds it done, or finds it arrived again),
-//!   with a slot value and with a word value, which the lane that left
-//!   reads during its wait;
+//!   with a shuffle's slot value, `reduce`'s (read after the wait) and a
+//!   word value;
 //! - the same for a vote, whose value is a bit of the lane's word that the
 //!   reader takes from the word its wait loads: a lane that left the mask
 //!   may not have loaded it yet when the voter's next vote of the same
@@ -104,6 +105,50 @@ fn a_fast_lane_waits_for_a_slow_reader_before_reusing_its_slot() {
         }
         lane1.join().unwrap();
         // order[1] is 2 if lane 0 had read round 1 when lane 1 published round 2.
+        reach.either(
+            order[1].get() == 1,
+            "lane 1 entered round 2 before lane 0 read round 1",
+            "lane 0 read round 1 before lane 1 entered round 2",
+        );
+        let _ = reach.events();
+    });
+}
+
+/// `reduce`'s operation in the slot models read after the wait: each
+/// lane's value shows in the result, so a read of the wrong round's value
+/// (or of nothing) fails the model.
+fn fold(a: (u8, u32), b: (u8, u32)) -> (u8, u32) {
+    (a.0 * 16 + b.0, a.1 * 1000 + b.1)
+}
+
+#[test]
+fn a_fast_lane_waits_for_a_slow_reader_after_its_wait() {
+    // The model above with `reduce` of slot values, which a lane reads
+    // after its wait (a shuffle reads its one source during it), on both
+    // lanes. Bound 1, as above.
+    model_reaching_bounded(1, FAST_LANE, |reach| {
+        let warp = Arc::new(WarpBarrier::new(2));
+        let order = Arc::new([Order::default(), Order::default()]);
+        let lane1 = {
+            let (warp, order) = (warp.clone(), order.clone());
+            thread::spawn(move || {
+                for round in 1..=3u8 {
+                    if round == 2 {
+                        order[1].set(order[0].get() + 1);
+                    }
+                    let got = warp.reduce(1, 0b11, value(round, 1), fold);
+                    assert_eq!(got, fold(value(round, 0), value(round, 1)));
+                }
+            })
+        };
+        for round in 1..=3u8 {
+            let got = warp.reduce(0, 0b11, value(round, 0), fold);
+            assert_eq!(got, fold(value(round, 0), value(round, 1)));
+            if round == 1 {
+                order[0].set(1);
+            }
+        }
+        lane1.join().unwrap();
         reach.either(
             order[1].get() == 1,
             "lane 1 entered round 2 before lane 0 read round 1",
@@ -288,6 +333,30 @@ fn a_mask_change_waits_for_the_word_reader_that_left() {
         assert_eq!(warp.shfl(0, 0b11, 10u32, 1, 2), 11);
         assert_eq!(warp.shfl(0, 0b01, 20u32, 1, 2), 20);
         assert_eq!(warp.shfl(0, 0b01, 30u32, 0, 2), 30);
+        lane1.join().unwrap();
+        let _ = reach.events();
+    });
+}
+
+#[test]
+fn a_mask_change_waits_for_the_reader_that_left_after_its_wait() {
+    // The mask-change program with `reduce` of slot values, read after the
+    // wait: lane 1's round-1 read of lane 0's slot may come after lane 0
+    // finished round 1, synced alone and reached its round-3 write.
+    model_reaching_bounded(2, MASK_CHANGE, |reach| {
+        let warp = Arc::new(WarpBarrier::new(2));
+        let lane1 = {
+            let warp = warp.clone();
+            thread::spawn(move || {
+                let both = fold(value(1, 0), value(1, 1));
+                assert_eq!(warp.reduce(1, 0b11, value(1, 1), fold), both);
+                assert_eq!(warp.reduce(1, 0b10, value(2, 1), fold), value(2, 1));
+            })
+        };
+        let both = fold(value(1, 0), value(1, 1));
+        assert_eq!(warp.reduce(0, 0b11, value(1, 0), fold), both);
+        assert_eq!(warp.reduce(0, 0b01, value(2, 0), fold), value(2, 0));
+        assert_eq!(warp.reduce(0, 0b01, value(3, 0), fold), value(3, 0));
         lane1.join().unwrap();
         let _ = reach.events();
     });
