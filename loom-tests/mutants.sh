@@ -157,6 +157,10 @@ warp-reuse-count-load-relaxed	src/warp/episode.rs	let s = self.lanes[i].synced.l
 warp-reuse-done-load-relaxed	src/warp/episode.rs	} else if self.own[i].done.load(Ordering::Acquire) >= t {	} else if self.own[i].done.load(Ordering::Relaxed) >= t {	warp_collectives
 warp-vote-bit-of-the-other-parity	src/warp.rs	(s >> (VOTES + (round % 2) as u32)) & 1	(s >> (VOTES + ((round + 1) % 2) as u32)) & 1	warp_collectives
 warp-wait-drops-the-waited-lanes-vote	src/warp.rs	votes |= vote_of(s, round) << target;	votes |= 0;	warp_collectives
+warp-wait-takes-no-waited-lane	src/warp.rs	take(target, lane);	let _ = lane;	warp_collectives
+warp-word-read-from-the-other-parity	src/warp/episode.rs	words[i] = line.word[p].load(Ordering::Relaxed);	words[i] = line.word[1 - p].load(Ordering::Relaxed);	warp_collectives
+warp-reuse-check-skipped	src/warp/episode.rs	if pending != 0 {	if false && pending != 0 {	warp_collectives
+warp-shuffle-drops-its-early-slot-read	src/warp/episode.rs	self.early_value = self.slot(i);	self.early_value = None;	warp_collectives
 MUTANTS
 }
 

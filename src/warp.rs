@@ -41,7 +41,7 @@
 //! that wake against `validate`). A woken lane re-reads every lane it still
 //! waits for, and parks again if needed.
 
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{self, AtomicU64, Ordering};
 use crate::wait::{wake, Stages, Word};
 
 mod collectives;
@@ -266,7 +266,7 @@ impl WarpBarrier {
         if Lane::parked(old) {
             self.wake_waiters_of(lane, old);
         }
-        let _votes = self.wait(call, mask, others, (old & COUNT) + 1);
+        let _votes = self.wait(call, mask, others, (old & COUNT) + 1, |_, _| {});
     }
 
     /// Checks `lane` and `mask` for `call`: the lane in range and in its
@@ -307,20 +307,30 @@ impl WarpBarrier {
     /// The lanes of `lanes` whose sync count is still below `round`; a
     /// poisoned word counts as caught up, and sets `POISONED` in `seen`.
     /// Each lane caught up adds its vote bit of `round`'s parity to `votes`
-    /// (at the lane's bit).
-    fn behind(&self, lanes: u64, round: u64, seen: &mut u64, votes: &mut u64) -> u64 {
+    /// (at the lane's bit) and is handed to `take` with its line.
+    fn behind(
+        &self,
+        lanes: u64,
+        round: u64,
+        seen: &mut u64,
+        votes: &mut u64,
+        take: &mut impl FnMut(usize, &Lane),
+    ) -> u64 {
         let mut behind = 0;
         let mut rest = lanes;
         while rest != 0 {
             let lane = rest.trailing_zeros() as usize;
             rest &= rest - 1;
+            let line = &self.lanes[lane];
             // Acquire: that lane's raise → our return (orderings.md).
-            let s = self.lanes[lane].synced.load(Ordering::Acquire);
+            let s = line.synced.load(Ordering::Acquire);
             *seen |= s;
             if s & CAUGHT_UP < round {
                 behind |= 1 << lane;
             } else {
                 *votes |= vote_of(s, round) << lane;
+                take(lane, line);
+                sync::model_event("warp-took-a-lane-found-caught-up");
             }
         }
         behind
@@ -331,9 +341,10 @@ impl WarpBarrier {
     /// check; lanes parked on a word are woken.
     pub(crate) fn poison(&self) {
         for lane in self.lanes.iter() {
-            // Release: nothing is published, but a waiter that acquires the
-            // bit must see it for good (every later change is an RMW).
-            let old = lane.synced.fetch_or(POISONED, Ordering::Release);
+            // Relaxed: publishes nothing (a waiter that sees the bit only
+            // panics); once a load sees it, every later load sees it too
+            // (coherence: every later change of the word is an RMW that keeps it).
+            let old = lane.synced.fetch_or(POISONED, Ordering::Relaxed);
             if Lane::parked(old) {
                 // Relaxed: as in `wake_waiters_of`.
                 lane.synced.fetch_and(!PARKED, Ordering::Relaxed);
@@ -357,11 +368,21 @@ impl WarpBarrier {
     /// (`mask` is the whole mask, for the stall reports.) Returns the vote
     /// bits of `round`'s parity of the lanes of `others` (at their bits),
     /// each from the word that showed the lane caught up: their votes of
-    /// `round`, if they voted in it (`warp/episode.rs`).
+    /// `round`, if they voted in it (`warp/episode.rs`). Each lane of
+    /// `others` is handed to `take` with its line once, right after the
+    /// load that showed it caught up, while that line is in our cache: a
+    /// collective reads the lane's word value there (`warp/episode.rs`).
     #[track_caller]
-    fn wait(&self, call: &str, mask: u64, others: u64, round: u64) -> u64 {
+    fn wait(
+        &self,
+        call: &str,
+        mask: u64,
+        others: u64,
+        round: u64,
+        mut take: impl FnMut(usize, &Lane),
+    ) -> u64 {
         let (mut seen, mut votes) = (0, 0);
-        let mut behind = self.behind(others, round, &mut seen, &mut votes);
+        let mut behind = self.behind(others, round, &mut seen, &mut votes, &mut take);
         let waiter = Stages::new(others.count_ones() + 1, None);
         let waiter = waiter.recorded(self.wait_info(mask, others, round));
         let mut waiter = waiter;
@@ -379,7 +400,15 @@ impl WarpBarrier {
             }
             seen |= s;
             votes |= vote_of(s, round) << target;
-            behind = self.behind(behind & !(1 << target), round, &mut seen, &mut votes);
+            take(target, lane);
+            sync::model_event("warp-took-a-lane-it-waited-for");
+            behind = self.behind(
+                behind & !(1 << target),
+                round,
+                &mut seen,
+                &mut votes,
+                &mut take,
+            );
         }
         if seen & POISONED != 0 {
             Self::poisoned(call);

@@ -1,19 +1,28 @@
 //! The warp collectives' slots (docs/design/warp-collectives.md): a value
 //! rides its lane's arrival, and a slot is written again only after every
 //! reader of its last round has read it, although nobody leads a round.
-//! The values are a padded tuple, which lives in the lanes' value slots
-//! (loom `UnsafeCell`s inside the crate): a write that races a read fails
-//! the model, and so does a read of the wrong round's value.
+//! The values are mostly a padded tuple, which lives in the lanes' value
+//! slots (loom `UnsafeCell`s inside the crate): a write that races a read
+//! fails the model, and so does a read of the wrong round's value. The
+//! word models use `u32`, which rides the lane line: there a read of the
+//! wrong round's value fails the model.
 //!
 //! One model per hazard, each naming its cases:
 //! - a fast lane's next collectives while the slow lane has not read yet:
 //!   the fast lane publishes round 2 before or after the slow lane read
-//!   round 1 (its round-3 write must wait);
+//!   round 1 (its round-3 write must wait), with a shuffle's slot value
+//!   (read during the wait) and with `reduce`'s (read after it);
+//! - the same for a word value, which the slow lane reads during its
+//!   wait, from the line whose load showed the fast lane arrived: the
+//!   fast lane publishes round 2 before or after that, and the slow lane
+//!   found it arrived at its first look or after waiting for it;
 //! - two disjoint masks at once: one pair's lanes arrive between the other
 //!   pair's, or not;
 //! - a mask change between rounds: a lane that left the mask still reads
 //!   the slot that the lane it left reuses, which must wait for its `done`
-//!   (the slow reuse check waits, or finds it done, or finds it arrived again);
+//!   (the slow reuse check waits, or finds it done, or finds it arrived again),
+//!   with a shuffle's slot value, `reduce`'s (read after the wait) and a
+//!   word value;
 //! - the same for a vote, whose value is a bit of the lane's word that the
 //!   reader takes from the word its wait loads: a lane that left the mask
 //!   may not have loaded it yet when the voter's next vote of the same
@@ -100,6 +109,98 @@ fn a_fast_lane_waits_for_a_slow_reader_before_reusing_its_slot() {
             order[1].get() == 1,
             "lane 1 entered round 2 before lane 0 read round 1",
             "lane 0 read round 1 before lane 1 entered round 2",
+        );
+        let _ = reach.events();
+    });
+}
+
+/// `reduce`'s operation in the slot models read after the wait: each
+/// lane's value shows in the result, so a read of the wrong round's value
+/// (or of nothing) fails the model.
+fn fold(a: (u8, u32), b: (u8, u32)) -> (u8, u32) {
+    (a.0 * 16 + b.0, a.1 * 1000 + b.1)
+}
+
+#[test]
+fn a_fast_lane_waits_for_a_slow_reader_after_its_wait() {
+    // The model above with `reduce` of slot values, which a lane reads
+    // after its wait (a shuffle reads its one source during it), on both
+    // lanes. Bound 1, as above.
+    model_reaching_bounded(1, FAST_LANE, |reach| {
+        let warp = Arc::new(WarpBarrier::new(2));
+        let order = Arc::new([Order::default(), Order::default()]);
+        let lane1 = {
+            let (warp, order) = (warp.clone(), order.clone());
+            thread::spawn(move || {
+                for round in 1..=3u8 {
+                    if round == 2 {
+                        order[1].set(order[0].get() + 1);
+                    }
+                    let got = warp.reduce(1, 0b11, value(round, 1), fold);
+                    assert_eq!(got, fold(value(round, 0), value(round, 1)));
+                }
+            })
+        };
+        for round in 1..=3u8 {
+            let got = warp.reduce(0, 0b11, value(round, 0), fold);
+            assert_eq!(got, fold(value(round, 0), value(round, 1)));
+            if round == 1 {
+                order[0].set(1);
+            }
+        }
+        lane1.join().unwrap();
+        reach.either(
+            order[1].get() == 1,
+            "lane 1 entered round 2 before lane 0 read round 1",
+            "lane 0 read round 1 before lane 1 entered round 2",
+        );
+        let _ = reach.events();
+    });
+}
+
+const FAST_WORD: &[&str] = &[
+    "lane 1 entered round 2 before lane 0's round 1 returned",
+    "lane 0's round 1 returned before lane 1 entered round 2",
+    "event:warp-took-a-lane-found-caught-up",
+    "event:warp-took-a-lane-it-waited-for",
+];
+
+#[test]
+fn a_fast_lane_waits_for_a_slow_word_reader_before_reusing_its_word() {
+    // As the model above, with a word value (`u32`), which rides the lane
+    // line and is read during the wait, right after the load that showed
+    // its lane arrived. A round-3 write that did not wait for lane 0's
+    // round-1 read would give lane 0 round 3's value. Bound 1, as above.
+    model_reaching_bounded(1, FAST_WORD, |reach| {
+        let warp = Arc::new(WarpBarrier::new(2));
+        let order = Arc::new([Order::default(), Order::default()]);
+        let word = |round: u32, lane: u32| 100 * lane + round;
+        let lane1 = {
+            let (warp, order) = (warp.clone(), order.clone());
+            thread::spawn(move || {
+                for round in 1..=3u32 {
+                    if round == 2 {
+                        // Ticket of lane 1's round-2 publication.
+                        order[1].set(order[0].get() + 1);
+                    }
+                    let got = warp.shfl_xor(1, 0b11, word(round, 1), 1, 2);
+                    assert_eq!(got, word(round, 0));
+                }
+            })
+        };
+        for round in 1..=3u32 {
+            let got = warp.shfl_xor(0, 0b11, word(round, 0), 1, 2);
+            assert_eq!(got, word(round, 1));
+            if round == 1 {
+                // Lane 0's round 1 returned: 1 if lane 1 had not yet published round 2.
+                order[0].set(1);
+            }
+        }
+        lane1.join().unwrap();
+        reach.either(
+            order[1].get() == 1,
+            "lane 1 entered round 2 before lane 0's round 1 returned",
+            "lane 0's round 1 returned before lane 1 entered round 2",
         );
         let _ = reach.events();
     });
@@ -208,6 +309,54 @@ fn a_vote_bit_waits_for_the_reader_that_left() {
         assert_eq!(warp.ballot(0, 0b11, true), 0b01);
         assert_eq!(warp.ballot(0, 0b01, true), 0b01);
         assert_eq!(warp.ballot(0, 0b01, false), 0);
+        lane1.join().unwrap();
+        let _ = reach.events();
+    });
+}
+
+#[test]
+fn a_mask_change_waits_for_the_word_reader_that_left() {
+    // The same program with a word value (`u32`): lane 1 reads lane 0's
+    // round-1 word during its wait, right after the load that showed lane
+    // 0 arrived; lane 0 may meanwhile finish round 1, sync alone in round
+    // 2 and write the same parity's word in round 3, which only the slow
+    // reuse check keeps from landing between that load and the read.
+    model_reaching_bounded(2, MASK_CHANGE, |reach| {
+        let warp = Arc::new(WarpBarrier::new(2));
+        let lane1 = {
+            let warp = warp.clone();
+            thread::spawn(move || {
+                assert_eq!(warp.shfl(1, 0b11, 11u32, 0, 2), 10);
+                assert_eq!(warp.shfl(1, 0b10, 21u32, 0, 2), 21);
+            })
+        };
+        assert_eq!(warp.shfl(0, 0b11, 10u32, 1, 2), 11);
+        assert_eq!(warp.shfl(0, 0b01, 20u32, 1, 2), 20);
+        assert_eq!(warp.shfl(0, 0b01, 30u32, 0, 2), 30);
+        lane1.join().unwrap();
+        let _ = reach.events();
+    });
+}
+
+#[test]
+fn a_mask_change_waits_for_the_reader_that_left_after_its_wait() {
+    // The mask-change program with `reduce` of slot values, read after the
+    // wait: lane 1's round-1 read of lane 0's slot may come after lane 0
+    // finished round 1, synced alone and reached its round-3 write.
+    model_reaching_bounded(2, MASK_CHANGE, |reach| {
+        let warp = Arc::new(WarpBarrier::new(2));
+        let lane1 = {
+            let warp = warp.clone();
+            thread::spawn(move || {
+                let both = fold(value(1, 0), value(1, 1));
+                assert_eq!(warp.reduce(1, 0b11, value(1, 1), fold), both);
+                assert_eq!(warp.reduce(1, 0b10, value(2, 1), fold), value(2, 1));
+            })
+        };
+        let both = fold(value(1, 0), value(1, 1));
+        assert_eq!(warp.reduce(0, 0b11, value(1, 0), fold), both);
+        assert_eq!(warp.reduce(0, 0b01, value(2, 0), fold), value(2, 0));
+        assert_eq!(warp.reduce(0, 0b01, value(3, 0), fold), value(3, 0));
         lane1.join().unwrap();
         let _ = reach.events();
     });

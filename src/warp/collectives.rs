@@ -278,7 +278,7 @@ impl WarpBarrier {
         self.check(call, lane, mask);
         lanes::check_width(call, lane, mask, width, self.lanes());
         let src = lanes::source(lane, self.lanes(), width, shuffle);
-        self.episode(call, lane, mask, value, |e, own| match src {
+        self.episode(call, lane, mask, value, src, |e, own| match src {
             Some(src) => e.value_or(src, own),
             None => own,
         })
@@ -320,7 +320,7 @@ impl WarpBarrier {
         mask: u64,
         value: T,
     ) -> u64 {
-        self.episode(call, lane, mask, value, |e, own| {
+        self.episode(call, lane, mask, value, None, |e, own| {
             each(mask).fold(0, |bits, i| {
                 bits | ((e.value_or(i, own) == own) as u64) << i
             })

@@ -1,8 +1,10 @@
 //! One collective: claim the lane, make sure its slot's readers are done,
 //! publish the value, arrive, wait, read the sources, say done
-//! (docs/design/warp-collectives.md, "The episode"). A vote is the same
-//! episode with its predicate in the arrival itself (a bit of the lane's
-//! word), which the waiters read as they wait: nothing to read after.
+//! (docs/design/warp-collectives.md, "The episode"). Word values, and a
+//! shuffle's one slot value, are read during the wait, from the line whose
+//! load showed their lane arrived; a vote is the same episode with its
+//! predicate in the arrival itself (a bit of the lane's word), which the
+//! waiters read as they wait: nothing to read after.
 
 use super::slots::{self, Own};
 use super::{Lane, WarpBarrier, COUNT, POISONED, VOTES};
@@ -28,28 +30,42 @@ impl Drop for Claim<'_> {
     }
 }
 
-/// What a lane reads after its episode: the values of round `round`, slot
-/// parity `parity`, of the lanes of `mask`.
-pub(super) struct Episode<'a> {
+/// What a lane reads in its episode: the values of round `round`, slot
+/// parity `parity`, of the lanes of `mask`. Word values are read during
+/// the wait, into `words` (by lane), and so is the slot value of `early`,
+/// the one source a shuffle needs; other slot values after the wait.
+pub(super) struct Episode<'a, T> {
     warp: &'a WarpBarrier,
     pub(super) lane: usize,
     pub(super) mask: u64,
     round: u64,
     parity: usize,
+    words: [u64; 64],
+    early: Option<usize>,
+    early_value: Option<T>,
 }
 
-impl Episode<'_> {
-    /// Lane `src`'s value, or `None` if it published none this round (only
-    /// in a program that breaks CUDA's rule). `src` is in the mask and is
-    /// not the caller.
+impl<T: Copy + 'static> Episode<'_, T> {
+    /// Takes what the episode needs of lane `i`, whose line's load showed
+    /// it caught up, from that line while it is in our cache: its word
+    /// value, or its slot value if `i` is the early source.
+    #[inline(always)]
+    fn take(&mut self, i: usize, line: &Lane) {
+        if slots::is_word::<T>() {
+            // Relaxed: the load that showed lane `i` caught up acquired its
+            // arrival, which released this value (and `i` writes this
+            // parity again only after our `done` or our next arrival).
+            self.words[i] = line.word[self.parity].load(Ordering::Relaxed);
+        } else if self.early == Some(i) {
+            self.early_value = self.slot(i);
+        }
+    }
+
+    /// Lane `src`'s slot value, or `None` unless the readers' rule holds.
     #[inline]
-    pub(super) fn get<T: Copy + 'static>(&self, src: usize) -> Option<T> {
+    fn slot(&self, src: usize) -> Option<T> {
         let line = &self.warp.lanes[src];
         let p = self.parity;
-        if slots::is_word::<T>() {
-            // Relaxed: our wait acquired `src`'s arrival, which released it.
-            return slots::from_word(line.word[p].load(Ordering::Relaxed));
-        }
         // Acquire (both): `src`'s slot write → our read, whatever we waited
         // for (the readers' rule in warp-collectives.md).
         if line.round[p].load(Ordering::Acquire) != self.round
@@ -63,10 +79,24 @@ impl Episode<'_> {
         self.warp.own[src].values[p].with(|values| unsafe { (*values).get::<T>() })
     }
 
+    /// Lane `src`'s value, or `None` if it published none this round (only
+    /// in a program that breaks CUDA's rule). `src` is in the mask and is
+    /// not the caller.
+    #[inline]
+    pub(super) fn get(&self, src: usize) -> Option<T> {
+        if slots::is_word::<T>() {
+            return slots::from_word(self.words[src]);
+        }
+        if self.early == Some(src) {
+            return self.early_value;
+        }
+        self.slot(src)
+    }
+
     /// Lane `src`'s value, or `own` where it is the caller, not in the
     /// mask, or published none.
     #[inline]
-    pub(super) fn value_or<T: Copy + 'static>(&self, src: usize, own: T) -> T {
+    pub(super) fn value_or(&self, src: usize, own: T) -> T {
         if src == self.lane || src >= 64 || self.mask & (1 << src) == 0 {
             return own;
         }
@@ -77,7 +107,11 @@ impl Episode<'_> {
 impl WarpBarrier {
     /// Runs one collective of lane `lane` with `mask`, publishing `value`;
     /// `read` computes the caller's result from the episode once every lane
-    /// of the mask has arrived. `lane` and `mask` are checked here.
+    /// of the mask has arrived. Word values, and the slot value of `early`
+    /// (a shuffle's source), are read during the wait, right after the load
+    /// that showed their lane arrived, from the line it loaded (so the
+    /// slowest lane touches no line after its wait that a `sync` would
+    /// not); other slot values after it. `lane` and `mask` are checked here.
     #[track_caller]
     pub(super) fn episode<T: Copy + 'static, R>(
         &self,
@@ -85,7 +119,8 @@ impl WarpBarrier {
         lane: usize,
         mask: u64,
         value: T,
-        read: impl FnOnce(&Episode<'_>, T) -> R,
+        early: Option<usize>,
+        read: impl FnOnce(&Episode<'_, T>, T) -> R,
     ) -> R {
         let (mut claim, round, _) = self.enter(call, lane, mask);
         let p = (round % 2) as usize;
@@ -100,15 +135,18 @@ impl WarpBarrier {
         }
         self.arrive(call, lane, mask, &mut claim, round, 1);
         let others = mask & !(1 << lane);
-        let _votes = self.wait(call, mask, others, round);
-        self.record(lane, round, others);
-        let episode = Episode {
+        let mut episode = Episode {
             warp: self,
             lane,
             mask,
             round,
             parity: p,
+            words: [0; 64],
+            early,
+            early_value: None,
         };
+        let _votes = self.wait(call, mask, others, round, |i, line| episode.take(i, line));
+        self.record(lane, round, others);
         let result = read(&episode, value);
         drop(claim);
         result
@@ -132,7 +170,7 @@ impl WarpBarrier {
             .wrapping_sub(had << bit);
         self.arrive(call, lane, mask, &mut claim, round, raise);
         let others = mask & !(1 << lane);
-        let votes = self.wait(call, mask, others, round);
+        let votes = self.wait(call, mask, others, round, |_, _| {});
         self.record(lane, round, others);
         drop(claim);
         votes | (pred as u64) << lane

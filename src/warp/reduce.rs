@@ -179,7 +179,7 @@ impl WarpBarrier {
         value: T,
         op: impl Fn(T, T) -> T,
     ) -> T {
-        self.episode(call, lane, mask, value, |e, own| {
+        self.episode(call, lane, mask, value, None, |e, own| {
             let mut lanes = each(mask);
             // The mask names the caller, so it has a first lane.
             let first = lanes.next().map_or(own, |i| e.value_or(i, own));
