@@ -75,11 +75,17 @@ const FAST_LANE: &[&str] = &[
     "lane 0 read round 1 before lane 1 entered round 2",
 ];
 
-#[test]
-fn a_fast_lane_waits_for_a_slow_reader_before_reusing_its_slot() {
-    // Bound 1: three rounds of two lanes; both cases need one preemption
-    // at most (bound 2 explores some fifty times more for nothing new).
-    model_reaching_bounded(1, FAST_LANE, |reach| {
+/// Two lanes, three rounds of `exchange` (a lane, a round: what the lane
+/// got), each checked against `expected` (a round, a lane); `cases[0]` is
+/// "lane 1 entered round 2 before lane 0's round 1 returned", `cases[1]`
+/// the other order. A lane that reused its slot or word for round 3 before
+/// the slow lane read round 1 would hand that lane round 3's value.
+fn fast_lane_against_a_slow_reader<T: PartialEq + std::fmt::Debug + 'static>(
+    cases: &'static [&'static str],
+    exchange: fn(&WarpBarrier, usize, u8) -> T,
+    expected: fn(usize, u8) -> T,
+) {
+    model_reaching_bounded(1, cases, move |reach| {
         let warp = Arc::new(WarpBarrier::new(2));
         let order = Arc::new([Order::default(), Order::default()]);
         let lane1 = {
@@ -90,28 +96,32 @@ fn a_fast_lane_waits_for_a_slow_reader_before_reusing_its_slot() {
                         // Ticket of lane 1's round-2 publication.
                         order[1].set(order[0].get() + 1);
                     }
-                    let got = warp.shfl_xor(1, 0b11, value(round, 1), 1, 2);
-                    assert_eq!(got, value(round, 0));
+                    assert_eq!(exchange(&warp, 1, round), expected(1, round));
                 }
             })
         };
         for round in 1..=3u8 {
-            let got = warp.shfl_xor(0, 0b11, value(round, 0), 1, 2);
-            assert_eq!(got, value(round, 1));
+            assert_eq!(exchange(&warp, 0, round), expected(0, round));
             if round == 1 {
-                // Lane 0 read round 1: 1 if lane 1 had not yet published round 2.
+                // Lane 0's round 1 returned: 1 if lane 1 had not yet published round 2.
                 order[0].set(1);
             }
         }
         lane1.join().unwrap();
-        // order[1] is 2 if lane 0 had read round 1 when lane 1 published round 2.
-        reach.either(
-            order[1].get() == 1,
-            "lane 1 entered round 2 before lane 0 read round 1",
-            "lane 0 read round 1 before lane 1 entered round 2",
-        );
+        reach.either(order[1].get() == 1, cases[0], cases[1]);
         let _ = reach.events();
     });
+}
+
+#[test]
+fn a_fast_lane_waits_for_a_slow_reader_before_reusing_its_slot() {
+    // Bound 1: three rounds of two lanes; both cases need one preemption
+    // at most (bound 2 explores some fifty times more for nothing new).
+    fast_lane_against_a_slow_reader(
+        FAST_LANE,
+        |warp, lane, round| warp.shfl_xor(lane, 0b11, value(round, lane), 1, 2),
+        |lane, round| value(round, 1 - lane),
+    );
 }
 
 /// `reduce`'s operation in the slot models read after the wait: each
@@ -126,36 +136,11 @@ fn a_fast_lane_waits_for_a_slow_reader_after_its_wait() {
     // The model above with `reduce` of slot values, which a lane reads
     // after its wait (a shuffle reads its one source during it), on both
     // lanes. Bound 1, as above.
-    model_reaching_bounded(1, FAST_LANE, |reach| {
-        let warp = Arc::new(WarpBarrier::new(2));
-        let order = Arc::new([Order::default(), Order::default()]);
-        let lane1 = {
-            let (warp, order) = (warp.clone(), order.clone());
-            thread::spawn(move || {
-                for round in 1..=3u8 {
-                    if round == 2 {
-                        order[1].set(order[0].get() + 1);
-                    }
-                    let got = warp.reduce(1, 0b11, value(round, 1), fold);
-                    assert_eq!(got, fold(value(round, 0), value(round, 1)));
-                }
-            })
-        };
-        for round in 1..=3u8 {
-            let got = warp.reduce(0, 0b11, value(round, 0), fold);
-            assert_eq!(got, fold(value(round, 0), value(round, 1)));
-            if round == 1 {
-                order[0].set(1);
-            }
-        }
-        lane1.join().unwrap();
-        reach.either(
-            order[1].get() == 1,
-            "lane 1 entered round 2 before lane 0 read round 1",
-            "lane 0 read round 1 before lane 1 entered round 2",
-        );
-        let _ = reach.events();
-    });
+    fast_lane_against_a_slow_reader(
+        FAST_LANE,
+        |warp, lane, round| warp.reduce(lane, 0b11, value(round, lane), fold),
+        |_, round| fold(value(round, 0), value(round, 1)),
+    );
 }
 
 const FAST_WORD: &[&str] = &[
@@ -169,41 +154,17 @@ const FAST_WORD: &[&str] = &[
 fn a_fast_lane_waits_for_a_slow_word_reader_before_reusing_its_word() {
     // As the model above, with a word value (`u32`), which rides the lane
     // line and is read during the wait, right after the load that showed
-    // its lane arrived. A round-3 write that did not wait for lane 0's
-    // round-1 read would give lane 0 round 3's value. Bound 1, as above.
-    model_reaching_bounded(1, FAST_WORD, |reach| {
-        let warp = Arc::new(WarpBarrier::new(2));
-        let order = Arc::new([Order::default(), Order::default()]);
-        let word = |round: u32, lane: u32| 100 * lane + round;
-        let lane1 = {
-            let (warp, order) = (warp.clone(), order.clone());
-            thread::spawn(move || {
-                for round in 1..=3u32 {
-                    if round == 2 {
-                        // Ticket of lane 1's round-2 publication.
-                        order[1].set(order[0].get() + 1);
-                    }
-                    let got = warp.shfl_xor(1, 0b11, word(round, 1), 1, 2);
-                    assert_eq!(got, word(round, 0));
-                }
-            })
-        };
-        for round in 1..=3u32 {
-            let got = warp.shfl_xor(0, 0b11, word(round, 0), 1, 2);
-            assert_eq!(got, word(round, 1));
-            if round == 1 {
-                // Lane 0's round 1 returned: 1 if lane 1 had not yet published round 2.
-                order[0].set(1);
-            }
-        }
-        lane1.join().unwrap();
-        reach.either(
-            order[1].get() == 1,
-            "lane 1 entered round 2 before lane 0's round 1 returned",
-            "lane 0's round 1 returned before lane 1 entered round 2",
-        );
-        let _ = reach.events();
-    });
+    // its lane arrived. Bound 1, as above.
+    fast_lane_against_a_slow_reader(
+        FAST_WORD,
+        |warp, lane, round| warp.shfl_xor(lane, 0b11, word(lane, round), 1, 2),
+        |lane, round| word(1 - lane, round),
+    );
+}
+
+/// A word value of the models above: a `u32`, which rides the lane line.
+fn word(lane: usize, round: u8) -> u32 {
+    100 * lane as u32 + u32::from(round)
 }
 
 const DISJOINT: &[&str] = &[
