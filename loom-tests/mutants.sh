@@ -145,6 +145,8 @@ pool-reuse-joins-the-leaving-thread	src/launch/pool.rs	self.retire(old);	let _ =
 crew-launch-wakes-no-sleeper	src/launch/pool/crew/words.rs	wait::wake(&Place { go: self, place }, (prior, place));	let _ = place;	crew
 crew-member-wakes-no-join	src/launch/pool/crew.rs	wait::wake(&*group.done, prior);	let _ = prior;	crew
 crew-member-ignores-its-leave	src/launch/pool/crew.rs	if self.left.load(Ordering::Relaxed) {	if false && self.left.load(Ordering::Relaxed) {	crew test:launch_pool
+launch-end-acquire-relaxed	src/engine/wait.rs	let first = self.state.load(Ordering::Acquire);	let first = self.state.load(Ordering::Relaxed);	crew
+kept-block-not-re-armed	src/block.rs	self.team.rearm();	let _ = &self.team;	crew
 warp-done-store-relaxed	src/warp/episode.rs	self.own.done.store(round, Ordering::Release);	self.own.done.store(round, Ordering::Relaxed);	warp_collectives
 warp-claim-release-relaxed	src/warp/episode.rs	self.own.busy.store(false, Ordering::Release);	self.own.busy.store(false, Ordering::Relaxed);	warp_collectives
 warp-claim-acquire-relaxed	src/warp/episode.rs	if own.busy.swap(true, Ordering::Acquire) {	if own.busy.swap(true, Ordering::Relaxed) {	warp_collectives

@@ -183,6 +183,40 @@ impl BlockBarrier {
         block
     }
 
+    /// A [`seated`](Self::seated) block back to its state when new, in
+    /// place, for a later launch of its size, once every seat has left
+    /// (retired): false, changing nothing, if it is poisoned or its tiles
+    /// were made (they are dropped with the block). Atomic stores only
+    /// (`Team::rearm`), of only what a launch changes, so the lines its
+    /// threads only read (the sizes, the tree's shape) stay in their caches.
+    pub(crate) fn rearm(&self) -> bool {
+        if self.team.is_poisoned() || self.tiles.made() {
+            return false;
+        }
+        self.team.rearm();
+        for count in &self.counts {
+            // Relaxed: as `Team::rearm`'s stores; the load spares a clean line.
+            if count.load(Ordering::Relaxed) != 0 {
+                count.store(0, Ordering::Relaxed);
+            }
+        }
+        // Relaxed: as above.
+        if self.counted.load(Ordering::Relaxed) {
+            self.counted.store(false, Ordering::Relaxed);
+        }
+        if crate::diagnostics::sites::Sites::RECORDS {
+            (0..Phase::COUNT).for_each(|k| self.sites.clear(k));
+        }
+        true
+    }
+
+    /// Waits until every seat of a [`seated`](Self::seated) block has left
+    /// (true: a launch's ranks have all ended, their outcomes visible), or
+    /// it is poisoned (false).
+    pub(crate) fn wait_retired(&self, participants: u32) -> bool {
+        self.team.wait_retired(participants)
+    }
+
     /// The seat of `rank` in a [`seated`](Self::seated) block; each rank's
     /// taken once, by the caller's promise.
     pub(crate) fn seated_seat(&self, rank: usize) -> BlockSeat<'_> {

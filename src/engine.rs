@@ -73,6 +73,11 @@ impl Engine {
             }
         }
     }
+
+    /// Back to phase 0 expecting `expected`, as new (`Team::rearm`).
+    pub(crate) fn rearm(&self, expected: usize) {
+        self.state.rearm(Snapshot::initial(expected as u32));
+    }
 }
 
 impl<F: FnMut() + Send> Engine<F> {

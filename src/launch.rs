@@ -21,7 +21,7 @@
 use crate::block::BlockBarrier;
 use crate::op;
 use grid_job::run_grid_on;
-use pool::{Pool, StartCause};
+use pool::{Kept, Pool, StartCause};
 use root_cause::Outcomes;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
@@ -209,7 +209,7 @@ fn check_grid(call: fmt::Arguments<'_>, blocks: usize, threads: usize, limit: Op
 /// One launch: what every rank shares, in the launching thread's frame.
 struct Job<'k, F, R> {
     kernel: &'k F,
-    barrier: BlockBarrier,
+    barrier: &'k BlockBarrier,
     /// Each rank's result or panic, read by the launching thread after
     /// every rank has ended.
     outcomes: Outcomes<R>,
@@ -223,9 +223,46 @@ where
     F: Fn(&Block<'_>) -> R + Sync,
     R: Send,
 {
+    // On the crew, on a block it keeps (`pool/crew/kept.rs`).
+    let fits = |kept: &Kept| matches!(kept, Kept::Block(block) if block.threads() == threads);
+    let make = || Kept::Block(BlockBarrier::seated(threads));
+    // SAFETY: as `Pool::run`'s below; and each rank's last access to the
+    // job (its outcome) comes before its seat's leave (`run`).
+    let on_crew = unsafe {
+        pool.run_kept(threads, fits, make, |kept, runner| {
+            let Kept::Block(barrier) = kept else {
+                unreachable!("`fits` took only a block")
+            };
+            let job = Job {
+                kernel,
+                barrier,
+                outcomes: Outcomes::new(threads),
+            };
+            runner(std::ptr::from_ref(&job).cast(), run_rank::<F, R>);
+            job.outcomes
+        })
+    };
+    let outcomes = match on_crew {
+        Some(outcomes) => outcomes,
+        None => run_built(pool, threads, kernel),
+    };
+    // SAFETY: every rank ran and ended (`Pool::run` or `Pool::run_kept`
+    // returned), each recording its outcome (`run`).
+    unsafe { outcomes.results_or_resume() }
+}
+
+/// Runs the block on `pool` on a block of its own (the crew is taken: the
+/// slot way), and returns the outcomes, every rank ended.
+#[track_caller]
+fn run_built<R, F>(pool: &Pool, threads: usize, kernel: &F) -> Outcomes<R>
+where
+    F: Fn(&Block<'_>) -> R + Sync,
+    R: Send,
+{
+    let barrier = BlockBarrier::seated(threads);
     let job = Job {
         kernel,
-        barrier: BlockBarrier::seated(threads),
+        barrier: &barrier,
         outcomes: Outcomes::new(threads),
     };
     // SAFETY: `run_rank::<F, R>` on `&job` may run on any thread, for every
@@ -250,9 +287,7 @@ where
         unsafe { job.outcomes.discard(1..failed.rank) };
         start_failed(format_args!("launch({threads}, _)"), failed);
     }
-    // SAFETY: every rank ran and ended (`Pool::run` returned), each
-    // recording its outcome (`run`).
-    unsafe { job.outcomes.results_or_resume() }
+    job.outcomes
 }
 
 /// The panic of a launch that could not start rank `failed.rank`: the

@@ -182,6 +182,23 @@ impl Team {
         let front = Front::grid(blocks, threads, FAN_IN, FLAT);
         Team::build(Engine::new(seats), front, seats, seats, FAN_IN)
     }
+
+    /// Back to its state when new, in place, through atomic stores: a
+    /// launch's block kept for the next launch of its size, once every seat
+    /// has left (retired). Its threads may still be returning from their
+    /// leaves, so it takes `&self`. Unlike a retired team, which never comes back.
+    pub(crate) fn rearm(&self) {
+        let (seats, capacity) = (self.seats as usize, self.capacity as usize);
+        self.engine.rearm(seats);
+        self.front.rearm(seats, capacity, self.fan_in as usize);
+        self.ranks.rearm(seats);
+    }
+
+    /// Waits until every seat has left and the last phase completed (true),
+    /// or the team is poisoned (false); `participants` sizes the wait.
+    pub(crate) fn wait_retired(&self, participants: u32) -> bool {
+        self.engine.wait_retired(participants)
+    }
 }
 
 impl<F: FnMut() + Send> Team<F> {

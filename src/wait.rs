@@ -169,6 +169,8 @@ pub(crate) struct Stages {
     trace: Trace,
     /// This wait for the stall reports, begun once it stops spinning.
     record: crate::diagnostics::Record,
+    /// A park of this wait ended woken (for the models' cases).
+    woken: bool,
 }
 
 impl Stages {
@@ -184,6 +186,7 @@ impl Stages {
             policy,
             trace: Trace::new(),
             record: Default::default(),
+            woken: false,
         }
     }
 
@@ -253,9 +256,15 @@ impl Stages {
         }
         self.record.begin();
         self.trace.enter(Stage::Park);
-        let end = park_until(word, self.deadline, check);
+        let end = park_until(word, self.deadline, check, &mut self.woken);
         self.trace.end(Stage::Park);
         end
+    }
+
+    /// Whether a park of this wait ended woken by a [`wake`] (or
+    /// spuriously): the models name that case.
+    pub(crate) fn was_woken(&self) -> bool {
+        self.woken
     }
 }
 
@@ -459,6 +468,7 @@ fn park_until<W: Word, T>(
     word: &W,
     deadline: Option<Instant>,
     check: impl Fn(W::Snapshot) -> Option<T>,
+    woken: &mut bool,
 ) -> Result<T, W::Snapshot> {
     crate::diagnostics::parking();
     loop {
@@ -477,7 +487,10 @@ fn park_until<W: Word, T>(
         let mut validate = || still_waiting(word, &check);
         // However the park ends (woken, timed out, or the word had already
         // changed), the loop re-reads the word and decides again.
-        let _: Parked = park::park(word.park_key(), &mut validate, deadline);
+        *woken |= matches!(
+            park::park(word.park_key(), &mut validate, deadline),
+            Parked::Woken
+        );
     }
 }
 

@@ -7,7 +7,8 @@
 //! the go word is a loom cell too.
 
 mod common;
-use common::{model_reaching_bounded, write_rank, Slots};
+use common::{model_reaching_bounded, panic_message, quiet_expected_panics, write_rank, Slots};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use loom::sync::Arc;
 use loom::thread;
 use std::time::Duration;
@@ -53,8 +54,9 @@ fn a_crew_launch_races_a_members_idle_exit() {
 /// A member that never leaves, and two launches. Cases: the second launch
 /// found the member polling, or asleep on its go word (the launch must
 /// wake it: a missing wake leaves it asleep and the launch waiting for it,
-/// a deadlock), and a launch slept in its join until the member's done add
-/// woke it. Capped at 1 preemption: each case needs at most one.
+/// a deadlock), and a launch slept in its end wait on the kept block until
+/// the member's leave retired the block and woke it. Capped at 1
+/// preemption: each case needs at most one.
 #[test]
 fn a_crew_launch_wakes_a_sleeping_member_and_is_woken_by_it() {
     model_reaching_bounded(
@@ -62,7 +64,7 @@ fn a_crew_launch_wakes_a_sleeping_member_and_is_woken_by_it() {
         &[
             "found the member polling",
             "event:crew-woke-a-sleeping-member",
-            "event:crew-join-slept",
+            "event:launch-end-slept",
         ],
         |reach| {
             let launcher = Launcher::new().keep_alive(Duration::MAX);
@@ -118,6 +120,74 @@ fn a_launch_that_finds_the_crew_taken_goes_by_the_slots() {
             if !taken {
                 reach.case("one after the other, both on the crew");
             }
+        },
+    );
+}
+
+/// Two launches on the crew's kept block, the second with other values.
+/// The first launch ends when the member's leave retires the block; the
+/// member may still be on its way back (its done add not made) when the
+/// launching thread re-arms the block (atomic stores) and posts the second
+/// launch. Cases: the launch ended before the member's done add, or after
+/// it. Both launches' values reach the launching thread, the second
+/// launch ends only if its leaves find the re-armed block (a stale word
+/// would leave it waiting: a deadlock), and the post is a loom cell written
+/// while the late member may still be returning. Capped at 1 preemption.
+#[test]
+fn a_launch_re_arms_its_kept_block_while_the_member_returns() {
+    model_reaching_bounded(
+        1,
+        &[
+            "event:launch-ended-before-a-done-add",
+            "the member had counted its rank",
+        ],
+        |reach| {
+            let launcher = Launcher::new().keep_alive(Duration::MAX);
+            let cells = Slots::new(2);
+            write_rank(&launcher, &cells);
+            assert_eq!(cells.get(1), 11);
+            let lagged = reach.events().contains("launch-ended-before-a-done-add");
+            launcher.launch(2, |block| cells.set(block.thread_rank(), 20 + block.thread_rank()));
+            assert_eq!(cells.get(1), 21);
+            if !lagged {
+                reach.case("the member had counted its rank");
+            }
+            drop(launcher);
+        },
+    );
+}
+
+/// A launch whose rank 1 panics poisons the kept block, which never
+/// retires: the launch ends through the join, which the member's done add
+/// wakes if it slept, and the crew drops the block; the next launch builds
+/// a new one. Cases: the join slept until the member's add woke it, or the
+/// member had added first. Capped at 1 preemption.
+#[test]
+fn a_poisoned_launch_ends_through_the_join() {
+    quiet_expected_panics();
+    model_reaching_bounded(
+        1,
+        &["event:crew-join-slept", "the member had counted its rank"],
+        |reach| {
+            let launcher = Launcher::new().keep_alive(Duration::MAX);
+            let cells = Slots::new(2);
+            let failed = catch_unwind(AssertUnwindSafe(|| {
+                launcher.launch(2, |block| {
+                    cells.set(block.thread_rank(), 1);
+                    if block.thread_rank() == 1 {
+                        panic!("boom");
+                    }
+                })
+            }));
+            assert_eq!(panic_message(&*failed.unwrap_err()), "boom");
+            // Both ranks ended, and wrote, before the launch returned.
+            assert_eq!((cells.get(0), cells.get(1)), (1, 1));
+            if !reach.events().contains("crew-join-slept") {
+                reach.case("the member had counted its rank");
+            }
+            assert_eq!(write_rank(&launcher, &cells).len(), 2);
+            assert_eq!(cells.get(1), 11);
+            drop(launcher);
         },
     );
 }

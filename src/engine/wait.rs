@@ -188,6 +188,31 @@ impl<F: Completion> Engine<F> {
         s
     }
 
+    /// Waits (no deadline) until every participant has dropped out and the
+    /// last phase completed (true), or the barrier is poisoned (false): a
+    /// launch's end, seen on its block. `participants` as for
+    /// [`Stages::new`]. Acquire: the droppers' arrivals (`Release`) → what
+    /// each wrote before its drop (a launch's outcomes).
+    pub(crate) fn wait_retired(&self, participants: u32) -> bool {
+        let ended = |s: Snapshot| (s.is_retired() || s.poison().is_some()).then_some(s);
+        // Acquire: as above (the wait's own loads are Acquire too).
+        let first = self.state.load(Ordering::Acquire);
+        let s = match ended(first) {
+            Some(s) => s,
+            None => {
+                let mut waiter = Stages::new(participants, None);
+                let s = waiter
+                    .wait(&self.state, first, ended)
+                    .unwrap_or_else(|_| unreachable!("a wait without a deadline"));
+                if waiter.was_woken() {
+                    crate::sync::model_event("launch-end-slept");
+                }
+                s
+            }
+        };
+        s.poison().is_none()
+    }
+
     /// Waits (no deadline) until `check` accepts the word, through the
     /// common policy; returns its answer. For decisions of when to act
     /// (arrive, record again): it publishes nothing to its caller.

@@ -116,6 +116,19 @@ impl GridBarrier {
         }
     }
 
+    /// Back to its state when new, in place, every seat left: false,
+    /// changing nothing, if it is poisoned (as a block's re-arm).
+    pub(super) fn rearm(&self) -> bool {
+        if self.team.is_poisoned() {
+            return false;
+        }
+        self.team.rearm();
+        if crate::diagnostics::sites::Sites::RECORDS {
+            (0..crate::phase::Phase::COUNT).for_each(|k| self.sites.clear(k));
+        }
+        true
+    }
+
     /// The seat of grid rank `rank`; each taken once, by the caller's
     /// promise.
     pub(super) fn seat(&self, rank: usize) -> Seat<'_> {

@@ -4,7 +4,7 @@
 //! `launch.rs`, which runs a grid of one block).
 
 use super::grid::{Grid, GridBarrier, Wide};
-use super::pool::Pool;
+use super::pool::{Kept, Pool};
 use super::root_cause::Outcomes;
 use super::{run, run_on, Block};
 use crate::block::BlockBarrier;
@@ -13,20 +13,44 @@ use crate::block::BlockBarrier;
 /// in the launching thread's frame.
 struct GridJob<'k, F, R> {
     kernel: &'k F,
-    /// One barrier per block.
-    blocks: Box<[BlockBarrier]>,
-    grid: GridBarrier,
+    barriers: &'k Barriers,
     /// Each grid rank's result or panic.
     outcomes: Outcomes<R>,
 }
 
-impl<F, R> GridJob<'_, F, R> {
+/// A grid's barriers: one per block, and the grid's.
+pub(super) struct Barriers {
+    blocks: Box<[BlockBarrier]>,
+    grid: GridBarrier,
+}
+
+impl Barriers {
     /// Poisons the grid's barrier and every block's: after a panic in any
     /// block, nobody hangs in a `grid.sync()` or in any `block.sync()`.
     fn poison(&self) {
         self.grid.team.poison();
         for block in &*self.blocks {
             block.poison();
+        }
+    }
+
+    /// Re-arms every barrier, every seat left (as a block's re-arm);
+    /// false if any cannot be.
+    pub(super) fn rearm(&self) -> bool {
+        self.grid.rearm() && self.blocks.iter().all(BlockBarrier::rearm)
+    }
+
+    /// Waits until every grid rank has left (true), or the grid is
+    /// poisoned (false). A rank's grid seat leaves after its block seat.
+    pub(super) fn wait_retired(&self, participants: u32) -> bool {
+        self.grid.team.wait_retired(participants)
+    }
+
+    /// A grid's barriers, new.
+    fn new(blocks: usize, threads: usize) -> Barriers {
+        Barriers {
+            blocks: (0..blocks).map(|_| BlockBarrier::seated(threads)).collect(),
+            grid: GridBarrier::new(blocks, threads),
         }
     }
 }
@@ -44,10 +68,46 @@ where
         return run_on(pool, threads, kernel);
     }
     let size = blocks * threads;
+    // On the crew, on barriers it keeps (`pool/crew/kept.rs`).
+    let fits = |kept: &Kept| matches!(kept, Kept::Grid(b) if b.grid.blocks == blocks && b.grid.threads == threads);
+    let make = || Kept::Grid(Barriers::new(blocks, threads));
+    // SAFETY: as `Pool::run`'s below; and each rank's last access to the
+    // job (its outcome) comes before its seats' leaves (`run`).
+    let on_crew = unsafe {
+        pool.run_kept(size, fits, make, |kept, runner| {
+            let Kept::Grid(barriers) = kept else {
+                unreachable!("`fits` took only a grid's barriers")
+            };
+            let job = GridJob {
+                kernel,
+                barriers,
+                outcomes: Outcomes::new(size),
+            };
+            runner(std::ptr::from_ref(&job).cast(), run_grid_rank::<F, R>);
+            job.outcomes
+        })
+    };
+    let outcomes = match on_crew {
+        Some(outcomes) => outcomes,
+        None => run_built(pool, blocks, threads, kernel),
+    };
+    // SAFETY: every rank ran and ended, each recording its outcome (`run`).
+    unsafe { outcomes.results_or_resume() }
+}
+
+/// Runs the grid on `pool` on barriers of its own (the crew is taken: the
+/// slot way), and returns the outcomes, every rank ended.
+#[track_caller]
+fn run_built<R, F>(pool: &Pool, blocks: usize, threads: usize, kernel: &F) -> Outcomes<R>
+where
+    F: Fn(&Block<'_>) -> R + Sync,
+    R: Send,
+{
+    let size = blocks * threads;
+    let barriers = Barriers::new(blocks, threads);
     let job = GridJob {
         kernel,
-        blocks: (0..blocks).map(|_| BlockBarrier::seated(threads)).collect(),
-        grid: GridBarrier::new(blocks, threads),
+        barriers: &barriers,
         outcomes: Outcomes::new(size),
     };
     // SAFETY: as `run_on`'s: `job` outlives `Pool::run`, `F: Sync`,
@@ -59,7 +119,7 @@ where
             size,
             std::ptr::from_ref(&job).cast(),
             run_grid_rank::<F, R>,
-            &|| job.poison(),
+            &|| job.barriers.poison(),
         )
     };
     if let Err(failed) = ran {
@@ -67,8 +127,7 @@ where
         unsafe { job.outcomes.discard(1..failed.rank) };
         super::start_failed(format_args!("launch_grid({blocks}, {threads}, _)"), failed);
     }
-    // SAFETY: every rank ran and ended, each recording its outcome (`run`).
-    unsafe { job.outcomes.results_or_resume() }
+    job.outcomes
 }
 
 /// Grid rank `rank` of the grid job at `job`: thread `rank % threads` of
@@ -85,20 +144,24 @@ where
 {
     // SAFETY: the caller's promise.
     let job = unsafe { &*job.cast::<GridJob<'_, F, R>>() };
-    let threads = job.grid.threads;
+    let threads = job.barriers.grid.threads;
     let block_rank = rank / threads;
     // The seats live past the catch (`run`).
     let block = Block {
         grid: Grid {
             rank: rank % threads,
-            seat: job.blocks[block_rank].seated_seat(rank % threads),
+            seat: job.barriers.blocks[block_rank].seated_seat(rank % threads),
             wide: Some(Wide {
-                seat: job.grid.seat(rank),
-                barrier: &job.grid,
+                seat: job.barriers.grid.seat(rank),
+                barrier: &job.barriers.grid,
                 block_rank,
             }),
         },
     };
     // SAFETY: as above: rank `rank` runs nowhere else.
-    unsafe { run(block, rank, job.kernel, &job.outcomes, || job.poison()) };
+    unsafe {
+        run(block, rank, job.kernel, &job.outcomes, || {
+            job.barriers.poison()
+        })
+    };
 }

@@ -37,6 +37,7 @@ pub use crew::set_crew_group;
 mod slot;
 
 use crew::Crew;
+pub(super) use crew::Kept;
 use worker::work;
 
 #[cfg(loom)]

@@ -58,6 +58,13 @@ impl State {
         }
     }
 
+    /// Stores `initial`: a launch's block re-armed between launches, when
+    /// no thread arrives or waits on it (`Team::rearm`). Relaxed: what
+    /// publishes it to the next launch's threads is that launch's hand-off.
+    pub(crate) fn rearm(&self, initial: Snapshot) {
+        self.0.store(initial.0, Ordering::Relaxed);
+    }
+
     #[inline]
     pub(crate) fn load(&self, order: Ordering) -> Snapshot {
         Snapshot(self.0.load(order))

@@ -112,6 +112,14 @@ impl Ranks {
 
     /// Claims `rank`, taking part since construction and not handed out
     /// yet; what its entry said otherwise.
+    /// Every rank of `0 .. seats` unhanded again, as new ([`Team::rearm`]).
+    pub(super) fn rearm(&self, seats: usize) {
+        for entry in &self.0[..seats] {
+            // Relaxed: as `State::rearm`.
+            entry.store(RankEntry::new(UNHANDED, 0).0, Ordering::Relaxed);
+        }
+    }
+
     pub(super) fn claim(&self, rank: usize) -> Result<(), RankEntry> {
         let entry = self.entry(rank);
         // Relaxed: the CAS's atomicity alone hands the rank out; it publishes nothing (orderings.md).

@@ -295,6 +295,30 @@ impl Front {
         }
     }
 
+    /// Every node's word as [`new`](Front::new) or [`grid`](Front::grid)
+    /// made it, through atomic stores ([`Team::rearm`](super::Team::rearm)).
+    pub(super) fn rearm(&self, seats: usize, capacity: usize, fan_in: usize) {
+        let Front::Tree(Tree(nodes, groups)) = self else {
+            return;
+        };
+        let rearm = |line: &Line<Node>, fresh: Node| {
+            // Relaxed: as `State::rearm`; `fresh` is this thread's alone.
+            let word = fresh.word.load(Ordering::Relaxed);
+            line.word.store(word, Ordering::Relaxed);
+        };
+        if groups.threads == 0 {
+            for (i, line) in nodes.iter().enumerate() {
+                rearm(line, node(i, seats, capacity, fan_in));
+            }
+        } else {
+            let threads = groups.threads as usize;
+            let (fresh, _) = build_grid(seats / threads, threads, fan_in);
+            for (line, node) in nodes.iter().zip(fresh) {
+                rearm(line, node);
+            }
+        }
+    }
+
     /// The front of a grid of `blocks` blocks of `threads` ranks
     /// ([`build_grid`]); flat if it has at most `flat` ranks.
     pub(super) fn grid(blocks: usize, threads: usize, fan_in: usize, flat: usize) -> Front {

@@ -27,15 +27,23 @@
 //!   smaller launch pays no wake-up for the members it does not need.
 //! - **done**: a count (`<< 1 | PARKED`) of the ranks this group ran. A
 //!   member that ran a rank adds one (`Release`: its outcome was written
-//!   before); the launch waits until every group it posted to has counted
-//!   its members (`Acquire`). The member touches nothing of the launch
-//!   after its add.
+//!   before); the join waits until every group posted to has counted its
+//!   members (`Acquire`). The member touches nothing of the launch after
+//!   its add.
+//!
+//! A launch's own blocks tell it sooner that its ranks have ended: it
+//! syncs on barriers the crew keeps (`crew/kept.rs`), which the last rank's
+//! leave retires, and waits for that instead of the join; only a poisoned
+//! launch (whose barriers never retire) and a launch of another shape
+//! (which first drops the kept barriers) join.
 //!
 //! **The post is read only by the members that take part,** before their
-//! add; the launch writes the next post only after its join has seen every
-//! add. So each write of a post happens after every read of the previous
-//! one (the `Release` adds and the join's `Acquire`), and the members that
-//! do not take part read nothing but the go word.
+//! rank runs; the launch writes the next post only after its join has seen
+//! every add, or after it saw its barriers retire (every rank's leave comes
+//! after its read). So each write of a post happens after every read of
+//! the previous one (the `Release` adds or leaves, and the `Acquire` that
+//! saw them), and the members that do not take part read nothing but the
+//! go word.
 //!
 //! **Leaving.** A member whose keep-alive passes without a launch that
 //! takes it leaves the crew, and the crew keeps only the members before it:
@@ -57,10 +65,12 @@ use super::slot::Ticket;
 use words::MAX_GROUP;
 use words::{generation, places, taking, Group, Place, Post, PARKED};
 
+mod kept;
 mod words;
 use super::Pool;
 use crate::sync::{AtomicBool, Ordering, UnsafeCell};
 use crate::wait::{self, Stages, Word};
+pub(in crate::launch) use kept::Kept;
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
@@ -169,6 +179,8 @@ struct Roster {
     owed: Vec<u64>,
     /// The last generation written to any go word.
     generation: u64,
+    /// The barriers the last launch kept for the next one (`crew/kept.rs`).
+    kept: Option<std::ptr::NonNull<Kept>>,
 }
 
 /// One member: its enlisting ticket and what its service needs.
@@ -207,6 +219,7 @@ impl Crew {
                 groups: Vec::new(),
                 owed: Vec::new(),
                 generation: 0,
+                kept: None,
             }),
         }
     }
@@ -272,17 +285,23 @@ impl Roster {
     }
 
     /// Runs a launch of `threads` threads on members `0 .. threads - 1`,
-    /// rank 0 on this thread, and returns once every rank ended.
+    /// rank 0 on this thread, and returns once every rank ended: once
+    /// `ended` (given the wait's participant count) has seen them end, or
+    /// if it returns false, once the join has.
     ///
     /// # Safety
     ///
-    /// As `Pool::run`'s, and the crew has `threads - 1` members.
+    /// As `Pool::run`'s, and the crew has `threads - 1` members. If `ended`
+    /// returns true, every rank has made its last access to the job and to
+    /// the post (all but leaving the functions it is in), seen by this
+    /// thread (`Acquire`).
     unsafe fn launch(
         &mut self,
         threads: usize,
         job: *const (),
         run: unsafe fn(*const (), usize),
         crowded: bool,
+        ended: &dyn Fn(u32) -> bool,
     ) {
         let members = threads - 1;
         debug_assert!(self.members.len() >= members);
@@ -294,7 +313,8 @@ impl Roster {
             let group = &self.groups[g];
             // SAFETY: no member reads this post now: those of the last
             // launch read it before their done add, which this thread's
-            // join saw (module docs); the others read only the word.
+            // join saw, or before their leave of the kept barriers, whose
+            // retirement it saw (module docs); the others read only the word.
             group.go.post.with_mut(|post| unsafe {
                 *post = Post {
                     job,
@@ -314,30 +334,30 @@ impl Roster {
                 crate::sync::model_event("crew-woke-a-sleeping-member");
             }
         }
-        let join = Join {
-            state: self,
-            groups,
-            participants: if crowded { u32::MAX } else { threads as u32 },
-        };
         // SAFETY: the caller's promise, for rank 0 on this thread.
         unsafe { run(job, 0) };
-        drop(join);
+        let participants = participants(threads, crowded);
+        if !ended(participants) {
+            self.join(groups, participants);
+        } else if crate::sync::MODEL && self.lagging(groups) {
+            crate::sync::model_event("launch-ended-before-a-done-add");
+        }
     }
-}
 
-/// Waits, on drop, until every group posted to has counted its ranks.
-struct Join<'a> {
-    state: &'a Roster,
-    groups: usize,
-    participants: u32,
-}
+    /// Whether a group of `0 .. groups` has not yet counted every rank
+    /// posted to it (for the models' cases; a snapshot).
+    fn lagging(&self, groups: usize) -> bool {
+        // Relaxed: a snapshot that orders nothing.
+        (0..groups).any(|g| self.groups[g].done.word.load(Ordering::Relaxed) >> 1 < self.owed[g])
+    }
 
-impl Drop for Join<'_> {
-    fn drop(&mut self) {
+    /// Waits until groups `0 .. groups` have counted every rank posted to
+    /// them: every rank of every launch so far has returned.
+    fn join(&self, groups: usize, participants: u32) {
         let mut waiter = None;
-        for g in 0..self.groups {
-            let done = &*self.state.groups[g].done;
-            let owed = self.state.owed[g];
+        for g in 0..groups {
+            let done = &*self.groups[g].done;
+            let owed = self.owed[g];
             let ended = |s: u64| (s >> 1 >= owed).then_some(s);
             // Acquire: the members' Release adds → their outcomes, read
             // after the launch returns.
@@ -345,7 +365,7 @@ impl Drop for Join<'_> {
             let s = match ended(s) {
                 Some(s) => s,
                 None => waiter
-                    .get_or_insert_with(|| Stages::new(self.participants, None))
+                    .get_or_insert_with(|| Stages::new(participants, None))
                     .wait(done, s, ended)
                     .unwrap_or_else(|_| unreachable!("a wait without a deadline")),
             };
@@ -356,6 +376,16 @@ impl Drop for Join<'_> {
                 done.word.fetch_and(!PARKED, Ordering::Relaxed);
             }
         }
+    }
+}
+
+/// The participant count of a launch's waits: as many as it has threads,
+/// unless the launches under way hold more threads than there are cores.
+fn participants(threads: usize, crowded: bool) -> u32 {
+    if crowded {
+        u32::MAX
+    } else {
+        threads as u32
     }
 }
 
@@ -380,8 +410,9 @@ impl Pool {
         if state.members.len() < threads - 1 && !self.enlist(&mut state, threads - 1) {
             return false;
         }
-        // SAFETY: the caller's promise; the crew has the members.
-        unsafe { state.launch(threads, job, run, crowded) };
+        // SAFETY: the caller's promise; the crew has the members; the pool
+        // joins.
+        unsafe { state.launch(threads, job, run, crowded, &|_| false) };
         true
     }
 
