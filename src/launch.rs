@@ -9,10 +9,12 @@
 //! ended, `launch` re-raises the root cause: the first panic caught that is
 //! not a thread's quiet leave of the poisoned block, with its payload.
 //!
-//! The job of one launch (its kernel, barrier and outcomes, on the
-//! caller's stack) is here; the public `Launcher` in `launch/launcher.rs`;
-//! how the job's ranks reach pool threads and come back in `launch/pool.rs`
-//! (the crew that takes most launches in `launch/pool/crew.rs`); how the ranks
+//! The job of one launch (its kernel and outcomes, on the caller's stack,
+//! and its block: the one the crew keeps, or its own when the crew is
+//! taken) is here; the public `Launcher` in `launch/launcher.rs`; how the
+//! job's ranks reach pool threads and come back in `launch/pool.rs` (the
+//! crew that takes most launches in `launch/pool/crew.rs`, the barriers it
+//! keeps between launches in `launch/pool/crew/kept.rs`); how the ranks
 //! record their results and panics, and which panic `launch` re-raises, is
 //! in `launch/root_cause.rs`. A grid of blocks (`launch_grid`): its handle
 //! and barrier in `launch/grid.rs`, the job of a grid of more than one
@@ -206,7 +208,8 @@ fn check_grid(call: fmt::Arguments<'_>, blocks: usize, threads: usize, limit: Op
     }
 }
 
-/// One launch: what every rank shares, in the launching thread's frame.
+/// One launch: what every rank shares, in the launching thread's frame
+/// (the block borrowed from the crew, or from that frame).
 struct Job<'k, F, R> {
     kernel: &'k F,
     barrier: &'k BlockBarrier,
@@ -329,23 +332,27 @@ where
     };
     // SAFETY: as above: rank `rank` runs nowhere else.
     unsafe {
-        run(block, rank, job.kernel, &job.outcomes, || {
+        run(&block, rank, job.kernel, &job.outcomes, || {
             job.barrier.poison()
         })
     };
+    // The seat leaves, this rank's last access to the launch: once it
+    // retires the block, the launch may return (`pool/crew/kept.rs`), so
+    // no function that holds a reference into the job is still running.
+    drop(block);
 }
 
 /// One thread of the grid, rank `rank` of the launch: runs the kernel and
 /// records its result, or on a panic records the payload and poisons
-/// (`poison`) what its peers may wait on. Then drops `block`: its seats
-/// leave their barriers if the kernel returned, and change nothing on a
-/// poisoned one.
+/// (`poison`) what its peers may wait on. The caller then drops `block`:
+/// its seats leave their barriers if the kernel returned, and change
+/// nothing on a poisoned one.
 ///
 /// # Safety
 ///
 /// Rank `rank` runs nowhere else.
 unsafe fn run<R>(
-    block: Block<'_>,
+    block: &Block<'_>,
     rank: usize,
     kernel: &impl Fn(&Block<'_>) -> R,
     outcomes: &Outcomes<R>,
@@ -354,7 +361,7 @@ unsafe fn run<R>(
     // The seats live past the catch: a panicking kernel's seats are
     // dropped after the barriers are poisoned, so they do not leave as if
     // the kernel had returned.
-    match panic::catch_unwind(AssertUnwindSafe(|| kernel(&block))) {
+    match panic::catch_unwind(AssertUnwindSafe(|| kernel(block))) {
         // SAFETY: this thread runs rank `rank` (the caller's promise), and
         // its kernel returned.
         Ok(r) => unsafe { outcomes.returned(rank, r) },

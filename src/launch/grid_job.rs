@@ -1,7 +1,8 @@
 //! The job of one launch of a grid of more than one block: a barrier per
-//! block and the grid's, shared by every rank in the launching thread's
-//! frame, and each grid rank's thread (a plain launch's job is in
-//! `launch.rs`, which runs a grid of one block).
+//! block and the grid's (kept by the pool's crew between launches, or the
+//! launch's own when the crew is taken), shared by every rank, and each
+//! grid rank's thread (a plain launch's job is in `launch.rs`, which runs
+//! a grid of one block).
 
 use super::grid::{Grid, GridBarrier, Wide};
 use super::pool::{Kept, Pool};
@@ -10,7 +11,7 @@ use super::{run, run_on, Block};
 use crate::block::BlockBarrier;
 
 /// One launch of a grid of more than one block: what every rank shares,
-/// in the launching thread's frame.
+/// in the launching thread's frame (the barriers borrowed).
 struct GridJob<'k, F, R> {
     kernel: &'k F,
     barriers: &'k Barriers,
@@ -160,8 +161,12 @@ where
     };
     // SAFETY: as above: rank `rank` runs nowhere else.
     unsafe {
-        run(block, rank, job.kernel, &job.outcomes, || {
+        run(&block, rank, job.kernel, &job.outcomes, || {
             job.barriers.poison()
         })
     };
+    // The seats leave, the grid's last: this rank's last access to the
+    // launch, after every function holding a reference into the job has
+    // returned (as in `run_rank`).
+    drop(block);
 }

@@ -20,9 +20,12 @@ use std::time::Duration;
 /// - **The crew.** The pool's threads stay with it between launches, as a
 ///   crew (OpenMP's "hot team"): a launch of `n` threads runs rank 0 on
 ///   the calling thread and ranks `1 .. n` on the crew's first `n - 1`
-///   threads, handing them out with one store per four threads and taking
-///   them back by reading a counter per four, where claiming `n - 1` idle
-///   threads one by one would cost a round trip each. A launch larger
+///   threads, handing them out with one store per four threads, where
+///   claiming `n - 1` idle threads one by one would cost a round trip
+///   each. The crew also keeps the block (or the grid's barriers) of its
+///   last launch and re-arms it for the next launch of the same shape, so
+///   a launch per time step builds nothing; the launch returns once its
+///   threads' leaves of that block say that they have all ended. A launch larger
 ///   than the crew grows it (taking idle pool threads, then spawning the
 ///   rest); a smaller one leaves the rest of the crew asleep.
 /// - **Launches at once.** A launch that finds the crew taken (another
