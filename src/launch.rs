@@ -230,7 +230,7 @@ where
     let fits = |kept: &Kept| matches!(kept, Kept::Block(block) if block.threads() == threads);
     let make = || Kept::Block(BlockBarrier::seated(threads));
     // SAFETY: as `Pool::run`'s below; and each rank's last access to the
-    // job (its outcome) comes before its seat's leave (`run`).
+    // job (its outcome) comes before its seat's leave (`run_rank`).
     let on_crew = unsafe {
         pool.run_kept(threads, fits, make, |kept, runner| {
             let Kept::Block(barrier) = kept else {
@@ -254,8 +254,9 @@ where
     unsafe { outcomes.results_or_resume() }
 }
 
-/// Runs the block on `pool` on a block of its own (the crew is taken: the
-/// slot way), and returns the outcomes, every rank ended.
+/// Runs the block on `pool` on a block of its own (the crew is taken or
+/// cannot have the members, or the launch has one thread), and returns the
+/// outcomes, every rank ended.
 #[track_caller]
 fn run_built<R, F>(pool: &Pool, threads: usize, kernel: &F) -> Outcomes<R>
 where

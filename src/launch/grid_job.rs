@@ -73,7 +73,7 @@ where
     let fits = |kept: &Kept| matches!(kept, Kept::Grid(b) if b.grid.blocks == blocks && b.grid.threads == threads);
     let make = || Kept::Grid(Barriers::new(blocks, threads));
     // SAFETY: as `Pool::run`'s below; and each rank's last access to the
-    // job (its outcome) comes before its seats' leaves (`run`).
+    // job (its outcome) comes before its seats' leaves (`run_grid_rank`).
     let on_crew = unsafe {
         pool.run_kept(size, fits, make, |kept, runner| {
             let Kept::Grid(barriers) = kept else {
@@ -96,8 +96,8 @@ where
     unsafe { outcomes.results_or_resume() }
 }
 
-/// Runs the grid on `pool` on barriers of its own (the crew is taken: the
-/// slot way), and returns the outcomes, every rank ended.
+/// Runs the grid on `pool` on barriers of its own (the crew is taken or
+/// cannot have the members), and returns the outcomes, every rank ended.
 #[track_caller]
 fn run_built<R, F>(pool: &Pool, blocks: usize, threads: usize, kernel: &F) -> Outcomes<R>
 where

@@ -110,16 +110,18 @@ impl Ranks {
         Ranks(Lines::new((0..capacity).map(entry), AtomicU64::new(0)))
     }
 
-    /// Claims `rank`, taking part since construction and not handed out
-    /// yet; what its entry said otherwise.
-    /// Every rank of `0 .. seats` unhanded again, as new ([`Team::rearm`]).
+    /// Every rank of `0 .. seats` unhanded again, as new ([`Team::rearm`]:
+    /// a launch's team, whose seats are all its ranks).
     pub(super) fn rearm(&self, seats: usize) {
+        debug_assert_eq!(seats, self.0.len(), "a launch's team has no spare ranks");
         for entry in &self.0[..seats] {
             // Relaxed: as `State::rearm`.
             entry.store(RankEntry::new(UNHANDED, 0).0, Ordering::Relaxed);
         }
     }
 
+    /// Claims `rank`, taking part since construction and not handed out
+    /// yet; what its entry said otherwise.
     pub(super) fn claim(&self, rank: usize) -> Result<(), RankEntry> {
         let entry = self.entry(rank);
         // Relaxed: the CAS's atomicity alone hands the rank out; it publishes nothing (orderings.md).

@@ -44,14 +44,14 @@ impl Tiles {
         warps
     }
 
-    /// Poisons every tile, made or still to come: no thread hangs in a
-    /// tile's sync or collective.
     /// Whether any size's warps were made: a launch's lanes may leave a
     /// warp mid-phase, so a block whose tiles were made is not re-armed.
     pub(crate) fn made(&self) -> bool {
         self.sizes.iter().any(|size| size.get().is_some())
     }
 
+    /// Poisons every tile, made or still to come: no thread hangs in a
+    /// tile's sync or collective.
     pub(crate) fn poison(&self) {
         self.poisoned.store(true, Ordering::Relaxed);
         // SeqCst: see `of`.

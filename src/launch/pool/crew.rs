@@ -1,7 +1,8 @@
 //! The pool's crew: pool threads that stay with the pool between launches,
 //! so that a launch hands out its ranks with one store per few threads and
-//! takes them back by reading a few counters, instead of claiming each
-//! thread's slot and waiting on each in turn (LLVM OpenMP's "hot team").
+//! learns that they ended from one word (or a few counters), instead of
+//! claiming each thread's slot and waiting on each in turn (LLVM OpenMP's
+//! "hot team").
 //!
 //! A launch that finds the crew free (its lock is not held) takes it for
 //! the whole launch: rank `r` runs on member `r - 1`. A launch that finds it
@@ -33,9 +34,11 @@
 //!
 //! A launch's own blocks tell it sooner that its ranks have ended: it
 //! syncs on barriers the crew keeps (`crew/kept.rs`), which the last rank's
-//! leave retires, and waits for that instead of the join; only a poisoned
-//! launch (whose barriers never retire) and a launch of another shape
-//! (which first drops the kept barriers) join.
+//! leave retires, and waits for that instead of the join. The join remains
+//! for a poisoned launch (whose barriers never retire), before kept
+//! barriers are dropped (a launch of another shape, a block whose tiles
+//! were made, the crew emptied), and for a launch that brings no barriers
+//! of the crew's (`Pool::run`).
 //!
 //! **The post is read only by the members that take part,** before their
 //! rank runs; the launch writes the next post only after its join has seen
@@ -132,7 +135,8 @@ pub(super) struct Crew {
 // thread that swapped `held` from false to true has (Acquire), until it
 // stores false (Release): one thread at a time, each after the last.
 unsafe impl Sync for Crew {}
-// SAFETY: as above; `Roster` holds `Arc`s of `Sync` types and numbers.
+// SAFETY: as above; `Roster` holds `Arc`s of `Sync` types, numbers, and
+// the kept barriers (`Send + Sync`, reached only by holders of the crew).
 unsafe impl Send for Crew {}
 
 // A holder leaves the state consistent at each point a panic can leave it
@@ -282,6 +286,10 @@ impl Roster {
                 .publish(self.generation, 0, leavers, Ordering::Release);
         }
         self.members.truncate(from);
+        if from == 0 {
+            // No member left to run a launch: the kept barriers go too.
+            self.drop_kept(u32::MAX);
+        }
     }
 
     /// Runs a launch of `threads` threads on members `0 .. threads - 1`,
@@ -334,9 +342,17 @@ impl Roster {
                 crate::sync::model_event("crew-woke-a-sleeping-member");
             }
         }
+        let participants = participants(threads, crowded);
+        // Should rank 0 unwind after all (its rank function must not), the
+        // ranks handed out end before the job goes.
+        let unwinding = JoinOnUnwind {
+            roster: self,
+            groups,
+            participants,
+        };
         // SAFETY: the caller's promise, for rank 0 on this thread.
         unsafe { run(job, 0) };
-        let participants = participants(threads, crowded);
+        std::mem::forget(unwinding);
         if !ended(participants) {
             self.join(groups, participants);
         } else if crate::sync::MODEL && self.lagging(groups) {
@@ -376,6 +392,20 @@ impl Roster {
                 done.word.fetch_and(!PARKED, Ordering::Relaxed);
             }
         }
+    }
+}
+
+/// Joins the groups a launch posted to, when dropped: only while rank 0
+/// unwinds (otherwise forgotten).
+struct JoinOnUnwind<'a> {
+    roster: &'a Roster,
+    groups: usize,
+    participants: u32,
+}
+
+impl Drop for JoinOnUnwind<'_> {
+    fn drop(&mut self) {
+        self.roster.join(self.groups, self.participants);
     }
 }
 

@@ -31,6 +31,7 @@ use super::{participants, Roster};
 use crate::block::BlockBarrier;
 use crate::launch::grid_job::Barriers;
 use crate::launch::pool::{Crowd, Pool};
+use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
 
 /// What a launch's threads sync on, kept by the crew for the next launch
@@ -88,7 +89,7 @@ impl Roster {
     }
 
     /// Drops the kept barriers, once every rank that used them has returned.
-    fn drop_kept(&mut self, participants: u32) {
+    pub(super) fn drop_kept(&mut self, participants: u32) {
         if let Some(kept) = self.kept.take() {
             self.join(self.groups.len(), participants);
             // SAFETY: made by `Box::leak` in `kept_or`, and no rank is
@@ -141,15 +142,22 @@ impl Pool {
         let kept = state.kept_or(fits, make, participants);
         // SAFETY: as in `kept_or`; they live while we hold the crew.
         let barriers = unsafe { kept.as_ref() };
-        let out = launch(barriers, &mut |job, run| {
-            // SAFETY: the caller's promise; the crew has the members;
-            // `wait_retired` returns true only once every rank has left,
-            // after its last access to the job and the post.
-            unsafe {
-                state.launch(threads, job, run, crowd.crowded, &|p| {
-                    barriers.wait_retired(p)
-                })
-            }
+        let out = panic::catch_unwind(AssertUnwindSafe(|| {
+            launch(barriers, &mut |job, run| {
+                // SAFETY: the caller's promise; the crew has the members;
+                // `wait_retired` returns true only once every rank has left,
+                // after its last access to the job and the post.
+                unsafe {
+                    state.launch(threads, job, run, crowd.crowded, &|p| {
+                        barriers.wait_retired(p)
+                    })
+                }
+            })
+        }));
+        let out = out.unwrap_or_else(|payload| {
+            // Whatever state the barriers were left in, they go.
+            state.drop_kept(participants);
+            panic::resume_unwind(payload)
         });
         if !barriers.rearm() {
             state.drop_kept(participants);

@@ -49,9 +49,9 @@ pub(super) struct Group {
 }
 
 // SAFETY: `post` is written only by the launch that holds the crew's lock,
-// after its join saw every read of the previous post (module docs), and
-// read only by members between the go word's `Acquire` load and their
-// done add; the rest are atomics.
+// after its join, or the retirement of its kept barriers, saw every read of
+// the previous post (module docs), and read only by members between the go
+// word's `Acquire` load and their rank; the rest are atomics.
 unsafe impl Sync for Group {}
 // SAFETY: as above; the post's job pointer is only an address to the
 // thread that writes it.
