@@ -57,3 +57,34 @@ fn tree_shape_and_memory_table() {
         }
     }
 }
+
+/// Every word of `team`: the engine's, the nodes', the rank entries'.
+fn words(team: &Team) -> (u64, Vec<tree::NodeWord>, Vec<RankEntry>) {
+    let nodes = team.front.nodes().iter().map(|n| n.load()).collect();
+    let ranks = team.ranks.entries().collect();
+    (team.engine.word(Ordering::Relaxed).bits(), nodes, ranks)
+}
+
+/// A launch's team (plain or a grid's), used for a phase and retired by
+/// every seat's leave, re-arms to the words of a new one.
+#[test]
+fn a_retired_launch_team_re_arms_as_new() {
+    for (blocks, threads) in [(1, 2), (1, 5), (1, 16), (2, 8), (4, 4), (3, 1), (2, 17)] {
+        let new = || match blocks {
+            1 => Team::new(threads),
+            _ => Team::grid(blocks, threads),
+        };
+        let (fresh, used) = (new(), new());
+        let seats: Vec<_> = (0..blocks * threads)
+            .map(|r| used.try_seat(r).expect("a free rank"))
+            .collect();
+        for seat in &seats {
+            drop(seat.arrive());
+        }
+        drop(seats);
+        assert!(used.engine.word(Ordering::Relaxed).is_retired());
+        assert_ne!(words(&used), words(&fresh), "{blocks} x {threads}");
+        used.rearm();
+        assert_eq!(words(&used), words(&fresh), "{blocks} x {threads}");
+    }
+}

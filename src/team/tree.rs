@@ -212,8 +212,21 @@ fn build_grid(blocks: usize, threads: usize, fan_in: usize) -> (Vec<Node>, Group
     } else {
         0
     };
+    let groups = Groups {
+        threads: threads as u32,
+        per_block: per_block as u32,
+        fan_in: block_fan_in as u32,
+    };
+    (grid_nodes(blocks, fan_in, groups).collect(), groups)
+}
+
+/// The nodes of [`build_grid`]'s tree, in order, without allocating (a
+/// kept grid's re-arm makes them again).
+fn grid_nodes(blocks: usize, fan_in: usize, groups: Groups) -> impl Iterator<Item = Node> {
+    let threads = groups.threads as usize;
+    let (per_block, block_fan_in) = (groups.per_block as usize, groups.fan_in as usize);
     let above = blocks * per_block;
-    let offset = |node: Node, by: usize, root_parent: u32| Node {
+    let offset = move |node: Node, by: usize, root_parent: u32| Node {
         parent: if node.parent == NO_PARENT {
             root_parent
         } else {
@@ -221,27 +234,17 @@ fn build_grid(blocks: usize, threads: usize, fan_in: usize) -> (Vec<Node>, Group
         },
         ..node
     };
-    let mut nodes = Vec::with_capacity(above + node_count(blocks, fan_in));
-    if per_block > 0 {
-        for b in 0..blocks {
-            let root_parent = if blocks > 1 {
-                (above + b / fan_in) as u32
-            } else {
-                NO_PARENT
-            };
-            let subtree = build(threads, threads, block_fan_in);
-            nodes.extend(subtree.map(|n| offset(n, b * per_block, root_parent)));
-        }
-    }
-    if blocks > 1 || per_block == 0 {
-        nodes.extend(build(blocks, blocks, fan_in).map(|n| offset(n, above, NO_PARENT)));
-    }
-    let groups = Groups {
-        threads: threads as u32,
-        per_block: per_block as u32,
-        fan_in: block_fan_in as u32,
-    };
-    (nodes, groups)
+    let subtrees = (0..if per_block > 0 { blocks } else { 0 }).flat_map(move |b| {
+        let root_parent = if blocks > 1 {
+            (above + b / fan_in) as u32
+        } else {
+            NO_PARENT
+        };
+        build(threads, threads, block_fan_in).map(move |n| offset(n, b * per_block, root_parent))
+    });
+    let over_blocks = (blocks > 1 || per_block == 0)
+        .then(move || build(blocks, blocks, fan_in).map(move |n| offset(n, above, NO_PARENT)));
+    subtrees.chain(over_blocks.into_iter().flatten())
 }
 
 /// Which leaf a rank belongs to: `rank / fan_in` in a plain tree; in a
@@ -311,9 +314,8 @@ impl Front {
                 rearm(line, node(i, seats, capacity, fan_in));
             }
         } else {
-            let threads = groups.threads as usize;
-            let (fresh, _) = build_grid(seats / threads, threads, fan_in);
-            for (line, node) in nodes.iter().zip(fresh) {
+            let blocks = seats / groups.threads as usize;
+            for (line, node) in nodes.iter().zip(grid_nodes(blocks, fan_in, *groups)) {
                 rearm(line, node);
             }
         }
