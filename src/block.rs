@@ -194,14 +194,15 @@ impl BlockBarrier {
             return false;
         }
         self.team.rearm();
-        for count in &self.counts {
-            // Relaxed: as `Team::rearm`'s stores; the load spares a clean line.
-            if count.load(Ordering::Relaxed) != 0 {
-                count.store(0, Ordering::Relaxed);
-            }
-        }
-        // Relaxed: as above.
+        // Relaxed: as `Team::rearm`'s stores. A seat sets the flag before
+        // its first add to a counter, so without it every counter is 0.
         if self.counted.load(Ordering::Relaxed) {
+            for count in &self.counts {
+                // Relaxed: as above; the load spares a clean line.
+                if count.load(Ordering::Relaxed) != 0 {
+                    count.store(0, Ordering::Relaxed);
+                }
+            }
             self.counted.store(false, Ordering::Relaxed);
         }
         if crate::diagnostics::sites::Sites::RECORDS {

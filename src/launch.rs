@@ -278,7 +278,7 @@ where
     // orders after the rank's write). `run_rank` catches the kernel's
     // panics, so it never unwinds.
     let ran = unsafe {
-        pool.run(
+        pool.run_by_slots(
             threads,
             std::ptr::from_ref(&job).cast(),
             run_rank::<F, R>,

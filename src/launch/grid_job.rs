@@ -116,7 +116,7 @@ where
     // cell per grid rank written by that rank only, read here after
     // `Pool::run` returned), and `run_grid_rank` never unwinds.
     let ran = unsafe {
-        pool.run(
+        pool.run_by_slots(
             size,
             std::ptr::from_ref(&job).cast(),
             run_grid_rank::<F, R>,

@@ -157,6 +157,10 @@ impl Pool {
     /// `run(job, rank)` must be sound to call for each rank on any thread,
     /// at once with the other ranks, for as long as this call lasts, and
     /// must not unwind.
+    ///
+    /// (Launches run through [`Pool::run_kept`], or [`Pool::run_by_slots`];
+    /// this is the pool's bare hand-off, for the bench and the tests.)
+    #[cfg(any(test, feature = "bench"))]
     pub(super) unsafe fn run(
         &self,
         threads: usize,
@@ -164,14 +168,32 @@ impl Pool {
         run: unsafe fn(*const (), usize),
         abort: &dyn Fn(),
     ) -> Result<(), StartFailed> {
-        let crowded = Crowd::enter(threads);
-        // SAFETY: the caller's promise.
-        if threads > 1
-            && self.config.crew
-            && unsafe { self.run_on_crew(threads, job, run, crowded.crowded) }
-        {
-            return Ok(());
+        if threads > 1 && self.config.crew {
+            let crowd = Crowd::enter(threads);
+            // SAFETY: the caller's promise.
+            if unsafe { self.run_on_crew(threads, job, run, crowd.crowded) } {
+                return Ok(());
+            }
         }
+        // SAFETY: the caller's promise.
+        unsafe { self.run_by_slots(threads, job, run, abort) }
+    }
+
+    /// [`run`](Pool::run) without trying the crew: the ranks are handed to
+    /// idle workers one by one (spawning the ones it lacks). For a launch
+    /// that found the crew taken already (`Pool::run_kept`).
+    ///
+    /// # Safety
+    ///
+    /// As [`run`](Pool::run)'s.
+    pub(super) unsafe fn run_by_slots(
+        &self,
+        threads: usize,
+        job: *const (),
+        run: unsafe fn(*const (), usize),
+        abort: &dyn Fn(),
+    ) -> Result<(), StartFailed> {
+        let crowded = Crowd::enter(threads);
         let tickets: Vec<Ticket> = (1..threads)
             .map(|rank| Ticket {
                 job,

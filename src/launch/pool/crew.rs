@@ -37,7 +37,7 @@
 //! leave retires, and waits for that instead of the join. The join remains
 //! for a poisoned launch (whose barriers never retire), before kept
 //! barriers are dropped (a launch of another shape, a block whose tiles
-//! were made, the crew emptied), and for a launch that brings no barriers
+//! were made), and for a launch that brings no barriers
 //! of the crew's (`Pool::run`).
 //!
 //! **The post is read only by the members that take part,** before their
@@ -286,10 +286,6 @@ impl Roster {
                 .publish(self.generation, 0, leavers, Ordering::Release);
         }
         self.members.truncate(from);
-        if from == 0 {
-            // No member left to run a launch: the kept barriers go too.
-            self.drop_kept(u32::MAX);
-        }
     }
 
     /// Runs a launch of `threads` threads on members `0 .. threads - 1`,
@@ -355,16 +351,7 @@ impl Roster {
         std::mem::forget(unwinding);
         if !ended(participants) {
             self.join(groups, participants);
-        } else if crate::sync::MODEL && self.lagging(groups) {
-            crate::sync::model_event("launch-ended-before-a-done-add");
         }
-    }
-
-    /// Whether a group of `0 .. groups` has not yet counted every rank
-    /// posted to it (for the models' cases; a snapshot).
-    fn lagging(&self, groups: usize) -> bool {
-        // Relaxed: a snapshot that orders nothing.
-        (0..groups).any(|g| self.groups[g].done.word.load(Ordering::Relaxed) >> 1 < self.owed[g])
     }
 
     /// Waits until groups `0 .. groups` have counted every rank posted to
@@ -426,6 +413,7 @@ impl Pool {
     /// # Safety
     ///
     /// As `Pool::run`'s.
+    #[cfg(any(test, feature = "bench"))]
     pub(super) unsafe fn run_on_crew(
         &self,
         threads: usize,
@@ -530,10 +518,18 @@ impl Member {
         let mut seen = self.start;
         let mut deadline = self.idle_until();
         let mut waiter = Stages::idle(true, deadline);
+        // Just back from a rank (for the models' cases).
+        let mut returning = false;
         loop {
             let moved = |(s, _): (u64, u64)| (generation(s) != seen).then_some(s);
             // Acquire: the launch's Release CAS → its post and job.
             let s = view.load(Ordering::Acquire);
+            if returning && moved(s).is_some() {
+                // The launch it served ended (its barriers retired) and the
+                // next one was posted while this member was on its way back.
+                crate::sync::model_event("crew-member-back-after-the-next-post");
+            }
+            returning = false;
             let got = match moved(s) {
                 Some(s) => Ok(s),
                 None => waiter.wait(&view, s, moved),
@@ -565,7 +561,7 @@ impl Member {
             }
             if place < taking(s) {
                 // SAFETY: this member takes part: the post is this
-                // launch's until this member's done add (module docs).
+                // launch's until this member's rank has run (module docs).
                 let post = group.go.post.with(|post| unsafe { *post });
                 // SAFETY: the launch promised that each rank may run on any
                 // thread while it waits (`Pool::run`), and its rank
@@ -574,6 +570,7 @@ impl Member {
                 // Release: this rank's outcome → the launch's join.
                 let prior = group.done.word.fetch_add(2, Ordering::Release);
                 wait::wake(&*group.done, prior);
+                returning = true;
                 deadline = self.idle_until();
                 waiter = Stages::idle(
                     !post.crowded && post.threads as u32 <= wait::cores(),

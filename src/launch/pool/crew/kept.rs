@@ -24,8 +24,10 @@
 //!   pointer, never a `Box` or a `&mut` (whose uniqueness those references
 //!   would contradict). They are dropped, or replaced by barriers of
 //!   another shape, only after a join of every group (every rank of every
-//!   launch so far has returned), or with the crew itself (its last member
-//!   has left).
+//!   launch so far has returned), or with the crew itself (dropped with
+//!   the pool, once its last member has left). A crew whose members all
+//!   left on their keep-alive keeps them until its pool's next launch of
+//!   another shape, or its end.
 
 use super::{participants, Roster};
 use crate::block::BlockBarrier;
@@ -56,8 +58,8 @@ impl Kept {
         }
     }
 
-    /// Re-arms the retired barriers for the next launch; false if they
-    /// cannot be (poisoned, or a block's tiles were made).
+    /// Re-arms the retired barriers of the last launch for the next one;
+    /// false if they cannot be (poisoned, or a block's tiles were made).
     fn rearm(&self) -> bool {
         match self {
             Kept::Block(block) => block.rearm(),
@@ -67,8 +69,11 @@ impl Kept {
 }
 
 impl Roster {
-    /// The kept barriers if `fits` accepts them, else new ones from `make`
-    /// (replacing the kept ones after a join of every group).
+    /// The kept barriers, re-armed, if `fits` accepts them; else new ones
+    /// from `make` (replacing the kept ones after a join of every group).
+    /// The re-arm is here, at the next launch, not at the end of the last:
+    /// it is the same stores either way, made by the thread that holds the
+    /// crew while the barriers are retired.
     fn kept_or(
         &mut self,
         fits: impl Fn(&Kept) -> bool,
@@ -78,7 +83,8 @@ impl Roster {
         if let Some(kept) = self.kept {
             // SAFETY: kept barriers are only ever shared (module docs), and
             // live until a holder of the crew drops them: we hold it.
-            if fits(unsafe { kept.as_ref() }) {
+            let barriers = unsafe { kept.as_ref() };
+            if fits(barriers) && barriers.rearm() {
                 return kept;
             }
             self.drop_kept(participants);
@@ -89,7 +95,7 @@ impl Roster {
     }
 
     /// Drops the kept barriers, once every rank that used them has returned.
-    pub(super) fn drop_kept(&mut self, participants: u32) {
+    fn drop_kept(&mut self, participants: u32) {
         if let Some(kept) = self.kept.take() {
             self.join(self.groups.len(), participants);
             // SAFETY: made by `Box::leak` in `kept_or`, and no rank is
@@ -134,7 +140,10 @@ impl Pool {
             return None;
         }
         let crowd = Crowd::enter(threads);
-        let mut state = self.crew.try_hold()?;
+        let Some(mut state) = self.crew.try_hold() else {
+            crate::sync::model_event("crew-taken");
+            return None;
+        };
         if state.members.len() < threads - 1 && !self.enlist(&mut state, threads - 1) {
             return None;
         }
@@ -159,9 +168,6 @@ impl Pool {
             state.drop_kept(participants);
             panic::resume_unwind(payload)
         });
-        if !barriers.rearm() {
-            state.drop_kept(participants);
-        }
         Some(out)
     }
 }
