@@ -121,8 +121,9 @@ impl Pool {
     /// `make`. `launch` makes the job on them and hands it to the runner
     /// it is given (as `Pool::run`'s `job` and `run`), which returns once
     /// every rank has ended; `launch`'s answer is returned. `None`, having
-    /// called nothing, if the crew is taken or lacks members it cannot get:
-    /// then use [`Pool::run`].
+    /// called nothing, if the launch has one thread, the pool has no crew,
+    /// or the crew is taken or lacks members it cannot get: then use
+    /// [`Pool::run_by_slots`].
     ///
     /// # Safety
     ///
