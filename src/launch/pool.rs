@@ -179,13 +179,17 @@ impl Pool {
         unsafe { self.run_by_slots(threads, job, run, abort) }
     }
 
-    /// [`run`](Pool::run) without trying the crew: the ranks are handed to
-    /// idle workers one by one (spawning the ones it lacks). For a launch
-    /// that found the crew taken already (`Pool::run_kept`).
+    /// `run` without trying the crew: the ranks are handed to idle workers
+    /// one by one (spawning the ones it lacks), and it returns once every
+    /// rank has ended. For a launch that `Pool::run_kept` could not run on
+    /// the crew. A rank that cannot be started fails the launch as `run`
+    /// says.
     ///
     /// # Safety
     ///
-    /// As [`run`](Pool::run)'s.
+    /// `run(job, rank)` must be sound to call for each rank on any thread,
+    /// at once with the other ranks, for as long as this call lasts, and
+    /// must not unwind.
     pub(super) unsafe fn run_by_slots(
         &self,
         threads: usize,
